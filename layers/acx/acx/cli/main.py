@@ -1,0 +1,61 @@
+"""`acx` console script: dispatches to the command modules listed in COMMAND_MODULES.
+
+Each module exposes ``register(subparsers)``; module-level imports stay light because the CLI's
+whole-process time (start-up included) is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMAND_MODULES = (
+    "acx.cli.offline_core",
+    "acx.cli.offline_merge",
+    "acx.cli.offline_scrub",
+    "acx.cli.offline_cartridge",
+    "acx.cli.client",
+)
+
+EXIT_OK = 0
+EXIT_NOT_TRUSTED = 1
+EXIT_INVALID = 2
+EXIT_BLOCKED = 3
+EXIT_TAMPERED = 4
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acx",
+        description="Memory cartridges: offline tools (canon, merge, scrub, verify...) and the API client.",
+        epilog="Exit codes: 0 ok, 1 not trusted, 2 invalid input, 3 blocked by the scrub gate, 4 tampered.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # command family not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return EXIT_INVALID
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""Environment of the functions, as one pydantic model (names match template.yaml's Environment)."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from pydantic import BaseModel, Field
+
+
+class Settings(BaseModel):
+    """Every resource name a function may need; read once per process."""
+
+    records_table: str = Field(default="acx-records", alias="RECORDS_TABLE")
+    receipts_table: str = Field(default="acx-receipts", alias="RECEIPTS_TABLE")
+    heads_table: str = Field(default="acx-heads", alias="HEADS_TABLE")
+    jobs_table: str = Field(default="acx-jobs", alias="JOBS_TABLE")
+    idempotency_table: str = Field(default="acx-idempotency", alias="IDEMPOTENCY_TABLE")
+    uploads_bucket: str = Field(default="acx-uploads", alias="UPLOADS_BUCKET")
+    data_bucket: str = Field(default="acx-data", alias="DATA_BUCKET")
+    cartridges_bucket: str = Field(default="acx-cartridges", alias="CARTRIDGES_BUCKET")
+    signing_key_id: str = Field(default="", alias="SIGNING_KEY_ID")
+    alarm_topic_arn: str = Field(default="", alias="ALARM_TOPIC_ARN")
+    export_queue_url: str = Field(default="", alias="EXPORT_QUEUE_URL")
+    publisher_id: str = Field(default="dev.acx.local", alias="PUBLISHER_ID")
+    namespace_txt_record: str = Field(default="", alias="NAMESPACE_TXT_RECORD")
+    upload_url_ttl: int = Field(default=900, alias="UPLOAD_URL_TTL", ge=1, le=900)
+    download_url_ttl: int = Field(default=300, alias="DOWNLOAD_URL_TTL", ge=1, le=300)
+    aws_endpoint_url: str | None = Field(default=None, alias="AWS_ENDPOINT_URL")
+    region: str = Field(default="us-east-1", alias="AWS_REGION")
+
+
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    env = dict(os.environ)
+    env.setdefault("AWS_REGION", os.environ.get("AWS_DEFAULT_REGION", "us-east-1"))
+    return Settings.model_validate(env)

@@ -1,0 +1,299 @@
+"""Strict JSON parsing and RFC 8785 canonical JSON.
+
+Every hash in the service (content hashes, log entries, object ids, manifests) is taken over the bytes
+produced here, so two implementations that agree on RFC 8785 agree on every hash.
+
+Parsing is strict where plain ``json.loads`` is lenient: duplicate object keys, lone surrogates,
+NaN/Infinity and integers outside +/-2^53 are refused with a :class:`CanonicalError` naming the JSON
+path, because each of them makes "the same document" hash differently in different parsers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+import orjson
+import rfc8785
+
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+class CanonicalError(ValueError):
+    """A document that cannot be parsed or canonicalized; ``path`` is a JSON path like ``$.records[2].id``."""
+
+    def __init__(self, message: str, path: str = "$") -> None:
+        super().__init__(f"{path}: {message}")
+        self.message = message
+        self.path = path
+
+
+class _Refused(Exception):
+    def __init__(self, message: str, needle: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.needle = needle
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Refused("duplicate object key", needle=key)
+            seen.add(key)
+    return obj
+
+
+def _constant(name: str) -> Any:
+    raise _Refused(f"non-finite number {name} is not JSON")
+
+
+def _int(text: str) -> int:
+    value = int(text)
+    if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        return value
+    raise _Refused("integer outside +/-(2^53-1) cannot be represented exactly")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Refused("number overflows to infinity")
+    return value
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse a JSON document strictly; raise :class:`CanonicalError` naming the JSON path."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CanonicalError(f"invalid UTF-8 at byte offset {exc.start}") from None
+    else:
+        text = data
+    try:
+        value = json.loads(
+            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int, parse_float=_float
+        )
+    except _Refused as exc:
+        raise CanonicalError(exc.message, _locate(text, exc)) from None
+    except json.JSONDecodeError as exc:
+        raise CanonicalError(f"invalid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})",
+                             path_at(text, exc.pos)) from None
+    except RecursionError:
+        raise CanonicalError("nesting too deep") from None
+    if "\\u" in text and _has_lone_surrogate_escape(text):
+        path = find_lone_surrogate(value)
+        if path is not None:
+            raise CanonicalError("lone surrogate in string", path)
+    return value
+
+
+def _has_lone_surrogate_escape(text: str) -> bool:
+    lowered = text.lower()
+    return any(f"\\u{p}" in lowered for p in ("d8", "d9", "da", "db", "dc", "dd", "de", "df"))
+
+
+def find_lone_surrogate(value: Any, path: str = "$") -> str | None:
+    """Return the JSON path of the first string (key or value) holding a lone surrogate, else None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            sub = child_path(path, key)
+            if find_lone_surrogate(key) is not None:
+                return sub
+            found = find_lone_surrogate(item, sub)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = find_lone_surrogate(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+def child_path(path: str, key: str) -> str:
+    """JSON path of ``key`` under ``path``: dotted for identifiers, bracketed and quoted otherwise."""
+    if key.isidentifier() and key.isascii():
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key)}]"
+
+
+def _locate(text: str, exc: _Refused) -> str:
+    # The stdlib hooks do not know where they are; re-scan to name the path. Only on the error path.
+    return _Scanner(text).find(exc)
+
+
+def path_at(text: str, offset: int) -> str:
+    """JSON path of the value being parsed at character ``offset`` (best effort, for error messages)."""
+    scanner = _Scanner(text)
+    scanner.stop_at = offset
+    try:
+        scanner.scan()
+    except _Stop:
+        pass
+    except Exception:  # noqa: BLE001 - a malformed document: report the deepest path reached
+        pass
+    return scanner.current_path()
+
+
+class _Stop(Exception):
+    pass
+
+
+class _Scanner:
+    """A tiny JSON tokenizer that tracks the path, used only to name where an error is."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.stack: list[list[Any]] = []  # [kind, key_or_index, keys_seen]
+        self.stop_at = -1
+        self.target: _Refused | None = None
+        self.found: str | None = None
+
+    def current_path(self) -> str:
+        path = "$"
+        for kind, key, _ in self.stack:
+            if key is None:
+                continue
+            path = child_path(path, key) if kind == "obj" else f"{path}[{key}]"
+        return path
+
+    def find(self, exc: _Refused) -> str:
+        self.target = exc
+        try:
+            self.scan()
+        except _Stop:
+            return self.found or "$"
+        except Exception:  # noqa: BLE001
+            pass
+        return self.found or "$"
+
+    def _ws(self) -> None:
+        t, n = self.text, len(self.text)
+        while self.pos < n and t[self.pos] in " \t\r\n":
+            self.pos += 1
+        if 0 <= self.stop_at <= self.pos:
+            raise _Stop
+
+    def scan(self) -> None:
+        self._value()
+
+    def _value(self) -> None:
+        self._ws()
+        c = self.text[self.pos]
+        if c == "{":
+            self._object()
+        elif c == "[":
+            self._array()
+        elif c == '"':
+            self._string()
+        else:
+            start = self.pos
+            while self.pos < len(self.text) and self.text[self.pos] not in ",]} \t\r\n":
+                self.pos += 1
+            self._check_scalar(self.text[start : self.pos])
+
+    def _check_scalar(self, token: str) -> None:
+        if self.target is None:
+            return
+        if token in ("NaN", "Infinity", "-Infinity"):
+            self._hit()
+        try:
+            if token.lstrip("-").isdigit():
+                _int(token)
+            elif token not in ("true", "false", "null"):
+                _float(token)
+        except _Refused:
+            self._hit()
+        except ValueError:
+            pass
+
+    def _hit(self) -> None:
+        self.found = self.current_path()
+        raise _Stop
+
+    def _string(self) -> str:
+        start = self.pos
+        self.pos += 1
+        t = self.text
+        while t[self.pos] != '"':
+            self.pos += 2 if t[self.pos] == "\\" else 1
+        self.pos += 1
+        return json.loads(t[start : self.pos])  # type: ignore[no-any-return]
+
+    def _object(self) -> None:
+        self.pos += 1
+        frame: list[Any] = ["obj", None, set()]
+        self.stack.append(frame)
+        self._ws()
+        if self.text[self.pos] == "}":
+            self.pos += 1
+            self.stack.pop()
+            return
+        while True:
+            self._ws()
+            key = self._string()
+            frame[1] = key
+            if key in frame[2] and self.target is not None and self.target.needle == key:
+                self._hit()
+            frame[2].add(key)
+            self._ws()
+            self.pos += 1  # ':'
+            self._value()
+            self._ws()
+            c = self.text[self.pos]
+            self.pos += 1
+            if c == "}":
+                break
+        self.stack.pop()
+
+    def _array(self) -> None:
+        self.pos += 1
+        frame: list[Any] = ["arr", None, None]
+        self.stack.append(frame)
+        self._ws()
+        if self.text[self.pos] == "]":
+            self.pos += 1
+            self.stack.pop()
+            return
+        index = 0
+        while True:
+            frame[1] = index
+            self._value()
+            self._ws()
+            c = self.text[self.pos]
+            self.pos += 1
+            if c == "]":
+                break
+            index += 1
+        self.stack.pop()
+
+
+def dumps(value: Any) -> bytes:
+    """RFC 8785 canonical bytes of ``value``."""
+    try:
+        return rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError as exc:
+        raise CanonicalError(str(exc)) from None
+
+
+def sha256_hex(value: Any) -> str:
+    """Hex sha256 of the canonical bytes of ``value`` (the service's content hash)."""
+    return hashlib.sha256(dumps(value)).hexdigest()
+
+
+def pretty(value: Any) -> bytes:
+    """Human-readable JSON for CLI output (not canonical; never hashed)."""
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2)
