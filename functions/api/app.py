@@ -1,0 +1,328 @@
+"""HTTP API handler: every /v1 route. Thin: parse, check the caller, call one use case, respond."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.metrics import MetricUnit
+
+from acx.observability import logger, metrics
+from acx.usecases.access import Principal, check_package_id, principal_from_event
+from acx.usecases.errors import ServiceError
+
+app = APIGatewayHttpResolver(enable_validation=True)
+
+MAX_INLINE_BYTES = 5 * 1024 * 1024
+PkgPath = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[a-z0-9-]+$")]
+
+
+def _deps() -> Any:
+    from acx.usecases.deps import deps
+
+    return deps()
+
+
+def _caller(scope: str, package: str | None = None) -> Principal:
+    principal = principal_from_event(app.current_event.raw_event)
+    principal.require(scope)
+    if package is not None:
+        check_package_id(package)
+    return principal
+
+
+def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
+    return Response(status, "application/json", json.dumps(body, separators=(",", ":")), headers or {})
+
+
+@app.get("/v1/health")
+def health() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@app.get("/v1/openapi.json")
+def openapi() -> Response:
+    return Response(200, "application/json", _openapi_document())
+
+
+@lru_cache(maxsize=1)
+def _openapi_document() -> str:
+    from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+
+    return app.get_openapi_json_schema(
+        title="acx memory cartridge service",
+        version="1.0.0",
+        security_schemes={"bearer": HTTPBearer(bearerFormat="JWT")},
+        security=[{"bearer": []}],
+    )
+
+
+@app.get("/v1/trust-registry")
+def trust_registry() -> dict[str, Any]:
+    from acx.usecases.registry import trust_registry as build
+
+    return build(_deps())
+
+
+@app.post("/v1/packages/<pkg>/bundles")
+def post_bundle(pkg: PkgPath) -> Response:
+    from acx.usecases.ingest import ingest_bundle
+
+    principal = _caller("memory:write", pkg)
+    body = _raw_body()
+    key = app.current_event.headers.get("idempotency-key")
+    if key:
+        summary = _idempotent_ingest(
+            request={"tenant": principal.tenant, "package": pkg, "idempotencyKey": key[:128],
+                     "bodySha256": hashlib.sha256(body).hexdigest(), "actor": principal.actor},
+            body=body,
+        )
+    else:
+        summary = ingest_bundle(_deps(), principal.tenant, pkg, principal.actor, body).to_dict()
+    metrics.add_metric(name="RecordsIngested", unit=MetricUnit.Count, value=summary["accepted"])
+    metrics.add_metric(name="RecordsMerged", unit=MetricUnit.Count, value=summary["merged"])
+    logger.info("bundle ingested", extra={"package": pkg, "accepted": summary["accepted"],
+                                           "merged": summary["merged"], "log": summary["log"]})
+    return _json(201, summary)
+
+
+_IDEMPOTENT: dict[str, Any] = {}
+
+
+def _idempotent_ingest(request: dict[str, Any], body: bytes) -> dict[str, Any]:
+    """A retried request with the same Idempotency-Key returns the first response and writes nothing."""
+    fn = _IDEMPOTENT.get("fn")
+    if fn is None:
+        from aws_lambda_powertools.utilities.idempotency import (
+            DynamoDBPersistenceLayer,
+            IdempotencyConfig,
+            idempotent_function,
+        )
+
+        from acx.adapters.aws import client
+
+        store = DynamoDBPersistenceLayer(
+            table_name=_deps().settings.idempotency_table, boto3_client=client("dynamodb")
+        )
+        config = IdempotencyConfig(
+            event_key_jmespath="[tenant, package, idempotencyKey]",
+            payload_validation_jmespath="bodySha256",
+            expires_after_seconds=24 * 3600,
+            raise_on_no_idempotency_key=True,
+        )
+
+        @idempotent_function(data_keyword_argument="request", persistence_store=store, config=config)
+        def run(request: dict[str, Any], body: bytes) -> dict[str, Any]:
+            from acx.usecases.ingest import ingest_bundle
+
+            return ingest_bundle(
+                _deps(), request["tenant"], request["package"], request["actor"], body
+            ).to_dict()
+
+        fn = _IDEMPOTENT["fn"] = run
+    return fn(request=request, body=body)  # type: ignore[no-any-return]
+
+
+def _raw_body() -> bytes:
+    event = app.current_event
+    raw = event.decoded_body if event.is_base64_encoded else (event.body or "")
+    body = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if len(body) > MAX_INLINE_BYTES:
+        raise ServiceError(413, "too_large", f"inline bundles are limited to {MAX_INLINE_BYTES} bytes; "
+                           "use POST /v1/packages/{pkg}/uploads", "$")
+    return body
+
+
+def _json_body(limit: int = 64 * 1024) -> dict[str, Any]:
+    from acx.core.canonical import CanonicalError, loads
+
+    raw = _raw_body()
+    if not raw.strip():
+        return {}
+    if len(raw) > limit:
+        raise ServiceError(413, "too_large", f"request body is limited to {limit} bytes", "$")
+    try:
+        doc = loads(raw)
+    except CanonicalError as exc:
+        raise ServiceError(400, "invalid_json", exc.message, exc.path) from None
+    if not isinstance(doc, dict):
+        raise ServiceError(422, "invalid_body", "request body must be a JSON object", "$")
+    return doc
+
+
+def _only(doc: dict[str, Any], allowed: dict[str, type | tuple[type, ...]]) -> None:
+    for key, value in doc.items():
+        if key not in allowed:
+            raise ServiceError(422, "unknown_field", "unknown field", f"$.{key}" if key.isidentifier() else "$")
+        if not isinstance(value, allowed[key]) or isinstance(value, bool) != (allowed[key] is bool):
+            raise ServiceError(422, "invalid_type", f"wrong type for {key}", f"$.{key}")
+
+
+@app.post("/v1/packages/<pkg>/uploads")
+def post_upload(pkg: PkgPath) -> Response:
+    from acx.usecases.uploads import create_upload
+
+    principal = _caller("memory:write", pkg)
+    doc = _json_body()
+    _only(doc, {"size": int, "contentType": str})
+    if doc.get("contentType", "application/json") != "application/json":
+        raise ServiceError(422, "invalid_content_type", "bundles are uploaded as application/json",
+                           "$.contentType")
+    return _json(201, create_upload(_deps(), principal.tenant, pkg, principal.actor, doc.get("size")))
+
+
+@app.get("/v1/packages/<pkg>/uploads/<upload_id>")
+def get_upload(pkg: PkgPath, upload_id: Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")]) -> dict[str, Any]:
+    from acx.usecases.uploads import upload_status
+
+    principal = _caller("memory:write", pkg)
+    return upload_status(_deps(), principal.tenant, pkg, upload_id)
+
+
+@app.get("/v1/packages/<pkg>/memories")
+def get_memories(
+    pkg: PkgPath,
+    tier: Annotated[str | None, Query(pattern=r"^(rom|save)$")] = None,
+    tag: Annotated[str | None, Query(max_length=128)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=2048)] = None,
+) -> dict[str, Any]:
+    from acx.usecases.recall import recall
+
+    principal = _caller("memory:read", pkg)
+    return recall(_deps(), principal.tenant, pkg, tier=tier, tag=tag, limit=limit, cursor=cursor)
+
+
+@app.delete("/v1/packages/<pkg>/memories/<record_id>")
+def delete_memory(pkg: PkgPath, record_id: Annotated[str, Path(max_length=128)]) -> dict[str, Any]:
+    from acx.usecases.forget import forget
+
+    principal = _caller("memory:forget", pkg)
+    result = forget(_deps(), principal.tenant, pkg, principal.actor, record_id=record_id)
+    metrics.add_metric(name="RecordsForgotten", unit=MetricUnit.Count, value=1)
+    return result
+
+
+@app.delete("/v1/packages/<pkg>/memories")
+def delete_memory_by_hash(
+    pkg: PkgPath, contentHash: Annotated[str, Query(pattern=r"^[0-9a-f]{64}$")]  # noqa: N803
+) -> dict[str, Any]:
+    from acx.usecases.forget import forget
+
+    principal = _caller("memory:forget", pkg)
+    return forget(_deps(), principal.tenant, pkg, principal.actor, content_hash=contentHash)
+
+
+@app.post("/v1/packages/<pkg>/cartridges")
+def post_cartridge(pkg: PkgPath) -> Response:
+    from acx.usecases.cartridges import request_export
+
+    principal = _caller("cartridge:export", pkg)
+    doc = _json_body()
+    _only(doc, {"includeFieldLearned": bool, "async": bool})
+    status, body = request_export(
+        _deps(), principal.tenant, pkg, principal.actor,
+        include_field_learned=bool(doc.get("includeFieldLearned", False)),
+        force_async=bool(doc.get("async", False)),
+    )
+    return _json(status, body)
+
+
+@app.get("/v1/packages/<pkg>/cartridges/<cartridge_id>")
+def get_cartridge(
+    pkg: PkgPath, cartridge_id: Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")]
+) -> dict[str, Any]:
+    from acx.usecases.cartridges import download
+
+    principal = _caller("cartridge:export", pkg)
+    return download(_deps(), principal.tenant, pkg, cartridge_id)
+
+
+@app.get("/v1/packages/<pkg>/log")
+def get_log(pkg: PkgPath) -> dict[str, Any]:
+    from acx.usecases.logview import log_head
+
+    principal = _caller("log:read", pkg)
+    return log_head(_deps(), principal.tenant, pkg)
+
+
+@app.get("/v1/packages/<pkg>/log/verify")
+def get_log_verify(pkg: PkgPath) -> dict[str, Any]:
+    from acx.usecases.logview import verify
+
+    principal = _caller("log:read", pkg)
+    result = verify(_deps(), principal.tenant, pkg)
+    metrics.add_metric(name="VerificationFailed", unit=MetricUnit.Count,
+                       value=0 if result.get("status") == "ok" else 1)
+    return result
+
+
+@app.get("/v1/packages/<pkg>/log/proof/inclusion")
+def get_inclusion(
+    pkg: PkgPath, index: Annotated[int, Query(ge=0)], size: Annotated[int, Query(ge=1)]
+) -> dict[str, Any]:
+    from acx.usecases.logview import inclusion
+
+    principal = _caller("log:read", pkg)
+    return inclusion(_deps(), principal.tenant, pkg, index, size)
+
+
+@app.get("/v1/packages/<pkg>/log/proof/consistency")
+def get_consistency(
+    pkg: PkgPath,
+    first: Annotated[int, Query(alias="from", ge=1)],
+    second: Annotated[int, Query(alias="to", ge=1)],
+) -> dict[str, Any]:
+    from acx.usecases.logview import consistency
+
+    principal = _caller("log:read", pkg)
+    return consistency(_deps(), principal.tenant, pkg, first, second)
+
+
+@app.exception_handler(ServiceError)
+def on_service_error(exc: ServiceError) -> Response:
+    if exc.status >= 500:
+        logger.warning("request failed", extra={"code": exc.code, "status": exc.status})
+    else:
+        metrics.add_metric(name="RequestsRejected", unit=MetricUnit.Count, value=1)
+        if exc.code == "blocked":
+            metrics.add_metric(name="BundlesBlockedByScrub", unit=MetricUnit.Count, value=1)
+    return _json(exc.status, exc.body(), exc.headers)
+
+
+@app.exception_handler(RequestValidationError)
+def on_validation_error(exc: RequestValidationError) -> Response:
+    errors = exc.errors()
+    first = errors[0] if errors else {}
+    loc = [str(p) for p in first.get("loc", ()) if p not in ("path", "query", "body")]
+    where = "$." + ".".join(loc) if loc else "$"
+    message = str(first.get("msg", "invalid request"))
+    return _json(422 if first.get("loc", ("",))[0] == "body" else 400,
+                 {"error": {"code": "invalid_request", "message": message, "path": where}})
+
+
+@app.not_found
+def on_not_found(_: NotFoundError) -> Response:
+    return _json(404, {"error": {"code": "not_found", "message": "no such route"}})
+
+
+@app.exception_handler(Exception)
+def on_unexpected(exc: Exception) -> Response:
+    from acx.usecases.faults import classify
+
+    status, code, message, retry_after = classify(exc)
+    logger.exception("unhandled error", extra={"error_type": type(exc).__name__})
+    headers = {"Retry-After": str(retry_after)} if retry_after else {}
+    return _json(status, {"error": {"code": code, "message": message}}, headers)
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context(correlation_id_path="requestContext.requestId", log_event=False)
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,44 @@
+"""Ingest handler: SQS batch of S3 ObjectCreated notifications for uploads/ -> the ingest pipeline.
+
+Failures are reported per message (partial batch response): SQS redelivers them, and after
+maxReceiveCount the message lands in the DLQ. Logged reasons never carry bundle content.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import unquote_plus
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from acx.observability import logger, metrics
+
+processor = BatchProcessor(event_type=EventType.SQS)
+
+
+def record_handler(record: SQSRecord) -> None:
+    from aws_lambda_powertools.utilities.parser.models import S3Model
+
+    from acx.usecases.deps import deps
+    from acx.usecases.uploads import ingest_upload
+
+    body = json.loads(record.body)
+    if body.get("Event") == "s3:TestEvent":
+        return
+    event = S3Model.model_validate(body)
+    for item in event.Records:
+        key = unquote_plus(item.s3.object.key)
+        status = ingest_upload(deps(), key)
+        metrics.add_metric(name=f"Uploads{status.capitalize()}", unit=MetricUnit.Count, value=1)
+        logger.info("upload processed", extra={"key": key, "status": status,
+                                                "receive_count": record.attributes.approximate_receive_count})
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context(log_event=False)
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return process_partial_response(event=event, record_handler=record_handler, processor=processor,
+                                    context=context)

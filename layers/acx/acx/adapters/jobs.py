@@ -1,0 +1,99 @@
+"""Upload and export jobs in DynamoDB (JOBS_TABLE): status, summary or report, cartridge metadata."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+
+def _pk(tenant: str, package: str) -> str:
+    return f"{tenant}#{package}"
+
+
+class JobStore:
+    """Jobs keyed by ``<tenant>#<package>`` and ``<kind>#<id>``; results stored as JSON strings."""
+
+    def __init__(self, dynamodb_client: Any, table: str) -> None:
+        self.ddb = dynamodb_client
+        self.table = table
+
+    def create(self, tenant: str, package: str, kind: str, job_id: str, **fields: Any) -> None:
+        item = {
+            "pk": {"S": _pk(tenant, package)},
+            "sk": {"S": f"{kind}#{job_id}"},
+            "status": {"S": fields.pop("status", "pending")},
+            "createdAt": {"N": str(int(time.time()))},
+            "data": {"S": json.dumps(fields, separators=(",", ":"))},
+        }
+        self.ddb.put_item(TableName=self.table, Item=item, ConditionExpression="attribute_not_exists(pk)")
+
+    def get(self, tenant: str, package: str, kind: str, job_id: str) -> dict[str, Any] | None:
+        item = self.ddb.get_item(
+            TableName=self.table,
+            Key={"pk": {"S": _pk(tenant, package)}, "sk": {"S": f"{kind}#{job_id}"}},
+            ConsistentRead=True,
+        ).get("Item")
+        return _decode(item) if item else None
+
+    def finish(
+        self, tenant: str, package: str, kind: str, job_id: str, status: str, expect: str | None = "pending",
+        **fields: Any,
+    ) -> bool:
+        """Move a job to ``status`` (from ``expect``); False when another worker already did (redelivery)."""
+        current = self.get(tenant, package, kind, job_id)
+        if current is None:
+            return False
+        data = {k: v for k, v in current.items() if k not in ("status", "createdAt", "jobId", "kind")}
+        data.update(fields)
+        kwargs: dict[str, Any] = {}
+        if expect is not None:
+            kwargs = {
+                "ConditionExpression": "#s = :expect",
+                "ExpressionAttributeValues": {
+                    ":status": {"S": status}, ":data": {"S": json.dumps(data, separators=(",", ":"))},
+                    ":expect": {"S": expect},
+                },
+            }
+        else:
+            kwargs = {"ExpressionAttributeValues": {
+                ":status": {"S": status}, ":data": {"S": json.dumps(data, separators=(",", ":"))},
+            }}
+        from botocore.exceptions import ClientError
+
+        try:
+            self.ddb.update_item(
+                TableName=self.table,
+                Key={"pk": {"S": _pk(tenant, package)}, "sk": {"S": f"{kind}#{job_id}"}},
+                UpdateExpression="SET #s = :status, #d = :data",
+                ExpressionAttributeNames={"#s": "status", "#d": "data"},
+                **kwargs,
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def list(self, tenant: str, package: str, kind: str) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": {":pk": {"S": _pk(tenant, package)}, ":prefix": {"S": f"{kind}#"}},
+        }
+        while True:
+            page = self.ddb.query(**kwargs)
+            out.extend(_decode(item) for item in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return out
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _decode(item: dict[str, Any]) -> dict[str, Any]:
+    kind, _, job_id = item["sk"]["S"].partition("#")
+    out = json.loads(item.get("data", {}).get("S", "{}"))
+    out.update(
+        {"status": item["status"]["S"], "createdAt": int(item["createdAt"]["N"]), "kind": kind, "jobId": job_id}
+    )
+    return out

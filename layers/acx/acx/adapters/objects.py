@@ -1,0 +1,90 @@
+"""S3 objects: canonical bundles, reports, uploads and cartridges. The only S3 code in the service."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PresignedUrl:
+    url: str
+    expires_in: int
+    headers: dict[str, str]
+
+
+class ObjectStore:
+    """One bucket. Writes use SSE-KMS when the bucket's default says so (set in template.yaml)."""
+
+    def __init__(self, s3_client: Any, bucket: str) -> None:
+        self.s3 = s3_client
+        self.bucket = bucket
+
+    def put(self, key: str, body: bytes, content_type: str = "application/json") -> str | None:
+        """Store ``body``; returns the new version id (None on unversioned buckets)."""
+        response = self.s3.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType=content_type)
+        return response.get("VersionId")
+
+    def upload_file(self, key: str, path: str, content_type: str = "application/octet-stream") -> None:
+        self.s3.upload_file(path, self.bucket, key, ExtraArgs={"ContentType": content_type})
+
+    def get(self, key: str) -> bytes:
+        return self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()  # type: ignore[no-any-return]
+
+    def size(self, key: str) -> int | None:
+        """Size of the object, or None when it does not exist."""
+        from botocore.exceptions import ClientError
+
+        try:
+            return int(self.s3.head_object(Bucket=self.bucket, Key=key)["ContentLength"])
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise
+
+    def stream(self, key: str) -> Any:
+        """A streaming body (read in chunks; a 100 MiB upload is not read at once by the caller)."""
+        return self.s3.get_object(Bucket=self.bucket, Key=key)["Body"]
+
+    def keys(self, prefix: str) -> Iterator[str]:
+        paginator = self.s3.get_paginator("list_objects_v2")
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
+            for item in page.get("Contents", []):
+                yield item["Key"]
+
+    def versions(self, prefix: str) -> Iterator[tuple[str, str]]:
+        """Every (key, version id) under ``prefix``, including delete markers and old versions."""
+        paginator = self.s3.get_paginator("list_object_versions")
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
+            for item in page.get("Versions", []) + page.get("DeleteMarkers", []):
+                yield item["Key"], item.get("VersionId") or "null"
+
+    def purge(self, key: str) -> int:
+        """Delete every version of ``key`` (plaintext must not survive in an old version)."""
+        targets = [{"Key": k, "VersionId": v} for k, v in self.versions(key) if k == key]
+        for start in range(0, len(targets), 1000):
+            self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": targets[start : start + 1000]})
+        if not targets:
+            self.s3.delete_object(Bucket=self.bucket, Key=key)
+        return len(targets)
+
+    def delete(self, key: str) -> None:
+        self.s3.delete_object(Bucket=self.bucket, Key=key)
+
+    def presign_put(self, key: str, content_type: str, expires_in: int) -> PresignedUrl:
+        """A SigV4 PUT URL bound to one key and content type; the size limit is enforced at ingest."""
+        url = self.s3.generate_presigned_url(
+            "put_object",
+            Params={"Bucket": self.bucket, "Key": key, "ContentType": content_type},
+            ExpiresIn=expires_in,
+            HttpMethod="PUT",
+        )
+        return PresignedUrl(url, expires_in, {"Content-Type": content_type})
+
+    def presign_get(self, key: str, expires_in: int) -> PresignedUrl:
+        """A SigV4 GET URL for one object. Anyone holding the URL can fetch it until it expires."""
+        url = self.s3.generate_presigned_url(
+            "get_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=expires_in
+        )
+        return PresignedUrl(url, expires_in, {})

@@ -1,0 +1,140 @@
+"""Export a package as a signed cartridge, store it, and hand out short-lived download URLs.
+
+Small packages export inside the request (201); large ones are queued for the export function
+(202 + status). The signer is the KMS key: the private key never leaves KMS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+import uuid
+from typing import Any
+
+from acx.usecases.deps import Deps
+from acx.usecases.errors import ServiceError, not_found
+
+SYNC_EXPORT_MAX_RECORDS = 5_000
+
+
+def cartridge_key(tenant: str, package: str, cartridge_id: str) -> str:
+    return f"cartridges/{tenant}/{package}/{cartridge_id}.acx"
+
+
+def request_export(
+    deps: Deps, tenant: str, package: str, actor: str, *, include_field_learned: bool = False,
+    force_async: bool = False,
+) -> tuple[int, dict[str, Any]]:
+    """Start an export; returns (status code, body)."""
+    if not deps.log.package_exists(tenant, package):
+        raise not_found()
+    head = deps.log.head(tenant, package)
+    size = int(head.get("size", 0)) if head else 0
+    cartridge_id = uuid.uuid4().hex
+    deps.jobs.create(tenant, package, "export", cartridge_id, actor=actor,
+                     includeFieldLearned=include_field_learned, logSize=size)
+    if force_async or size > SYNC_EXPORT_MAX_RECORDS:
+        if not deps.settings.export_queue_url:
+            raise ServiceError(503, "unavailable", "asynchronous export is not configured",
+                               headers={"Retry-After": "5"})
+        deps.sqs().send_message(
+            QueueUrl=deps.settings.export_queue_url,
+            MessageBody=json.dumps({"tenant": tenant, "package": package, "cartridgeId": cartridge_id}),
+        )
+        return 202, {"cartridgeId": cartridge_id, "status": "pending"}
+    return 201, run_export(deps, tenant, package, cartridge_id)
+
+
+def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict[str, Any]:
+    """Build, scrub, sign and store one cartridge; the job records the outcome."""
+    from acx.usecases.export import ExportBlocked, build_cartridge
+
+    job = deps.jobs.get(tenant, package, "export", cartridge_id)
+    if job is None:
+        raise not_found("cartridge")
+    if job["status"] != "pending":
+        return _describe(job)
+    checkpoint = deps.log.latest_checkpoint(tenant, package)
+    size = int(job.get("logSize", 0))
+    fd, path = tempfile.mkstemp(suffix=".acx")
+    os.close(fd)
+    os.unlink(path)
+    try:
+        try:
+            result = build_cartridge(
+                path,
+                deps.log.iter_active(tenant, package),
+                [(p, c.encode("utf-8")) for p, c in deps.log.read_files(tenant, package)],
+                signer=deps.signer,
+                publisher_id=deps.settings.publisher_id,
+                include_field_learned=bool(job.get("includeFieldLearned")),
+                checkpoint=checkpoint,
+                verifier_key=deps.log.verifier_key(),
+                inclusion=_inclusion(deps, tenant, package, checkpoint),
+                forbidden=tuple(deps.log.repo_identifiers(tenant, package)),
+                artifact_id=f"{tenant}/{package}",
+                artifact_version=str(size),
+            )
+        except ExportBlocked as exc:
+            report = exc.report.to_dict()
+            deps.jobs.finish(tenant, package, "export", cartridge_id, "blocked", report=report)
+            raise ServiceError(422, "blocked", "the scrub gate blocked the export",
+                               extra={"report": report, "cartridgeId": cartridge_id}) from None
+        key = cartridge_key(tenant, package, cartridge_id)
+        deps.cartridges.upload_file(key, path, "application/vnd.acx.cartridge+sqlite3")
+        fields = {
+            "key": key,
+            "manifestHash": result.manifest_hash,
+            "keyid": result.keyid,
+            "counts": result.counts,
+            "quarantined": result.quarantined,
+            "bytes": os.path.getsize(path),
+        }
+        deps.jobs.finish(tenant, package, "export", cartridge_id, "ready", **fields)
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+    job = deps.jobs.get(tenant, package, "export", cartridge_id) or {}
+    return _describe(job)
+
+
+def _inclusion(deps: Deps, tenant: str, package: str, checkpoint: str | None) -> Any:
+    if checkpoint is None:
+        return None
+    from acx.core.checkpoint import parse_checkpoint
+
+    size = parse_checkpoint(checkpoint).size
+
+    def proof(record_id: str) -> tuple[int, int, list[str]] | None:
+        return deps.log.record_inclusion(tenant, package, record_id, size)
+
+    return proof
+
+
+def _describe(job: dict[str, Any]) -> dict[str, Any]:
+    out = {"cartridgeId": job.get("jobId"), "status": job.get("status")}
+    for field in ("manifestHash", "keyid", "counts", "quarantined", "bytes", "report", "revokedReason"):
+        if field in job:
+            out[field] = job[field]
+    if job.get("status") == "ready":
+        q = job.get("quarantined") or 0
+        out["fieldLearned"] = (
+            "included" if job.get("includeFieldLearned") else f"quarantined ({q} record(s) not exported)"
+        )
+    return out
+
+
+def download(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict[str, Any]:
+    """A presigned GET for one cartridge; 410 once revoked by a forget."""
+    job = deps.jobs.get(tenant, package, "export", cartridge_id)
+    if job is None:
+        raise not_found("cartridge")
+    if job["status"] == "revoked":
+        raise ServiceError(410, "gone", "this cartridge was revoked because a memory it held was forgotten")
+    if job["status"] != "ready":
+        return _describe(job)
+    ttl = deps.settings.download_url_ttl
+    url = deps.cartridges.presign_get(job["key"], ttl)
+    return {**_describe(job), "url": url.url, "expiresIn": ttl, "expiresAt": int(time.time()) + ttl}

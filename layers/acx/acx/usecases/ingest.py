@@ -1,0 +1,153 @@
+"""Ingest one bundle: parse -> validate -> scrub gate -> tombstone check -> merge -> receipted append.
+
+The same pipeline serves the inline route and the presigned-upload ingest function. A bundle with any
+invalid record or any secret is refused whole and writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from acx.usecases.deps import Deps
+from acx.usecases.errors import ServiceError
+
+MAX_CONFLICT_RETRIES = 8
+
+
+@dataclass
+class IngestSummary:
+    accepted: int
+    merged: int
+    unchanged: int
+    refused: int
+    from_seq: int | None
+    to_seq: int | None
+    checkpoint: str | None
+    bundle: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["log"] = {"fromSeq": out.pop("from_seq"), "toSeq": out.pop("to_seq")}
+        return out
+
+
+def parse(data: bytes | dict[str, Any], *, max_bytes: int | None = None) -> Any:
+    """Parse and validate a bundle; every refusal is a 413/422 naming the JSON path and the limit."""
+    from acx.core.bundle import BundleError, Limits, parse_bundle
+
+    limits = Limits() if max_bytes is None else Limits(max_body_bytes=max_bytes)
+    try:
+        return parse_bundle(data, limits)
+    except BundleError as exc:
+        raise ServiceError(exc.status, exc.code, exc.message, exc.path) from None
+
+
+def gate(bundle: Any, forbidden: tuple[str, ...] = ()) -> None:
+    """The scrub gate: fail closed; the 422 report names where, never what."""
+    from acx.core.scrub import scan_bundle
+
+    report = scan_bundle(bundle.records, bundle.knowledge, bundle.skills, forbidden)
+    if report.blocked:
+        raise ServiceError(
+            422, "blocked", f"the scrub gate blocked the bundle: {len(report.findings)} finding(s)",
+            extra={"report": report.to_dict()},
+        )
+
+
+def ingest_bundle(
+    deps: Deps, tenant: str, package: str, actor: str, data: bytes | dict[str, Any], *,
+    max_bytes: int | None = None,
+) -> IngestSummary:
+    """Run the whole pipeline and append the changes to the package log; returns the response summary."""
+    bundle = parse(data, max_bytes=max_bytes)
+    gate(bundle)
+    refuse_forgotten(deps, tenant, package, bundle.records)
+    summary = _merge_and_append(deps, tenant, package, actor, bundle)
+    return summary
+
+
+def refuse_forgotten(deps: Deps, tenant: str, package: str, records: list[dict[str, Any]]) -> None:
+    """409 when any record matches a tombstone (same id, same content, or same content slot)."""
+    from acx.core.canonical import sha256_hex
+    from acx.core.fingerprint import slot_key
+
+    ids = {r["id"] for r in records}
+    hashes = {sha256_hex(r) for r in records}
+    slots = {slot_key(r) for r in records}
+    hits = deps.log.forgotten(tenant, package, ids, hashes, slots)
+    if hits:
+        first = hits[0]
+        raise ServiceError(
+            409, "forgotten",
+            f"{len(hits)} record(s) match forgotten memories; tombstone {first.get('tombstone', '?')} "
+            f"(forgotten at seq {first.get('seq', '?')}) refuses this content",
+            extra={"tombstones": [{"tombstone": h.get("tombstone"), "seq": h.get("seq")} for h in hits[:20]]},
+        )
+
+
+def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle: Any) -> IngestSummary:
+    from acx.adapters.log_store import Conflict
+    from acx.core.merge import MergeConflict, merge_into
+
+    for attempt in range(MAX_CONFLICT_RETRIES):
+        seen: dict[str, int | None] = {}
+
+        def lookup(ids: set[str], slots: set[str]) -> tuple[dict[str, dict], dict[str, dict]]:
+            by_id, by_slot = deps.log.lookup(tenant, package, ids, slots)
+            for rid in ids:
+                row = by_id.get(rid)
+                seen[rid] = None if row is None else row.get("_seq")
+            for rec in by_slot.values():
+                seen.setdefault(rec["id"], rec.get("_seq"))
+            return _strip(by_id), {k: _strip_one(v) for k, v in by_slot.items()}
+
+        try:
+            plan = merge_into(lookup, bundle.records)
+        except MergeConflict as exc:
+            raise ServiceError(422, "merge_conflict", str(exc)) from None
+        files = _changed_files(deps, tenant, package, bundle)
+        if not plan.writes and not plan.retired and not files:
+            _store_canonical(deps, tenant, package, bundle)
+            return IngestSummary(plan.accepted, plan.merged, plan.unchanged, 0, None, None,
+                                 deps.log.latest_checkpoint(tenant, package), None)
+        try:
+            result = deps.log.append(
+                tenant, package, actor, plan.writes, retired=list(plan.retired), files=files, expected=seen
+            )
+        except Conflict:
+            time.sleep(random.uniform(0, 0.02 * 2**attempt))  # noqa: S311 - jitter, not crypto
+            continue
+        key = _store_canonical(deps, tenant, package, bundle)
+        return IngestSummary(plan.accepted, plan.merged, plan.unchanged, 0, result.from_seq, result.to_seq,
+                             result.checkpoint, key)
+    raise ServiceError(503, "contention", "too many concurrent writers on this package; retry",
+                       headers={"Retry-After": "1"})
+
+
+def _strip_one(rec: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in rec.items() if not k.startswith("_")}
+
+
+def _strip(recs: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {k: _strip_one(v) for k, v in recs.items()}
+
+
+def _changed_files(deps: Deps, tenant: str, package: str, bundle: Any) -> list[tuple[str, str]]:
+    """Knowledge and skill files whose content differs from the stored latest version of that path."""
+    incoming = [*bundle.knowledge, *bundle.skills]
+    if not incoming:
+        return []
+    stored = dict(deps.log.read_files(tenant, package))
+    return [(path, content) for path, content in incoming if stored.get(path) != content]
+
+
+def _store_canonical(deps: Deps, tenant: str, package: str, bundle: Any) -> str:
+    """Write the bundle's canonical JSON to the data bucket, content-addressed (same bytes, same key)."""
+    body = bundle.canonical_bytes()
+    key = f"bundles/{tenant}/{package}/{hashlib.sha256(body).hexdigest()}.json"
+    deps.data.put(key, body)
+    return key

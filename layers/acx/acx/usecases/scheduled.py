@@ -1,0 +1,33 @@
+"""The scheduled verification run: every package, incremental, alarm on anything but ``ok``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from acx.usecases.deps import Deps
+
+
+def verify_everything(deps: Deps) -> dict[str, Any]:
+    """Verify every package log (incrementally, against the witness); publish failures; store a report."""
+    from acx.usecases.verify import verify_all
+
+    packages: list[dict[str, Any]] = []
+    for tenant, package, result in verify_all(deps.log, incremental=True):
+        packages.append({"tenant": tenant, "package": package, **result.to_dict()})
+    failed = [p for p in packages if p["status"] != "ok"]
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    report = {"at": stamp, "packages": packages, "failed": len(failed)}
+    key = f"reports/verify/{stamp}.json"
+    deps.data.put(key, json.dumps(report, separators=(",", ":")).encode())
+    if failed and deps.settings.alarm_topic_arn:
+        from acx.adapters.aws import client
+
+        summary = [{k: p.get(k) for k in ("tenant", "package", "status", "firstBadSeq", "reason")} for p in failed]
+        client("sns").publish(
+            TopicArn=deps.settings.alarm_topic_arn,
+            Subject="acx: log verification failed",
+            Message=json.dumps({"failed": summary, "report": key})[:250_000],
+        )
+    return {"packages": packages, "failed": len(failed), "reportKey": key}

@@ -1,0 +1,94 @@
+"""Large bundles: a presigned PUT to uploads/, then S3 -> SQS -> the ingest function.
+
+The URL is bound to one key and one content type and expires in at most 15 minutes; S3 cannot cap
+the size of a presigned PUT, so the size limit is enforced at ingest (and the object deleted).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from acx.usecases.deps import Deps
+from acx.usecases.errors import ServiceError, not_found
+
+MAX_UPLOAD_BYTES = 100 * 1024 * 1024
+CONTENT_TYPE = "application/json"
+
+
+def upload_key(tenant: str, package: str, upload_id: str) -> str:
+    return f"uploads/{tenant}/{package}/{upload_id}.json"
+
+
+def parse_upload_key(key: str) -> tuple[str, str, str] | None:
+    parts = key.split("/")
+    if len(parts) != 4 or parts[0] != "uploads" or not parts[3].endswith(".json"):
+        return None
+    return parts[1], parts[2], parts[3][: -len(".json")]
+
+
+def create_upload(deps: Deps, tenant: str, package: str, actor: str, size: int | None) -> dict[str, Any]:
+    if size is not None and not 0 < size <= MAX_UPLOAD_BYTES:
+        raise ServiceError(413, "too_large", f"bundle uploads are limited to {MAX_UPLOAD_BYTES} bytes", "$.size")
+    upload_id = uuid.uuid4().hex
+    ttl = deps.settings.upload_url_ttl
+    deps.jobs.create(tenant, package, "upload", upload_id, actor=actor, declaredSize=size)
+    url = deps.uploads.presign_put(upload_key(tenant, package, upload_id), CONTENT_TYPE, ttl)
+    return {
+        "uploadId": upload_id,
+        "url": url.url,
+        "method": "PUT",
+        "headers": url.headers,
+        "expiresIn": ttl,
+        "expiresAt": int(time.time()) + ttl,
+        "maxBytes": MAX_UPLOAD_BYTES,
+    }
+
+
+def upload_status(deps: Deps, tenant: str, package: str, upload_id: str) -> dict[str, Any]:
+    job = deps.jobs.get(tenant, package, "upload", upload_id)
+    if job is None:
+        raise not_found("upload")
+    out: dict[str, Any] = {"uploadId": upload_id, "status": job["status"]}
+    for field in ("summary", "report", "error"):
+        if field in job:
+            out[field] = job[field]
+    return out
+
+
+def ingest_upload(deps: Deps, key: str) -> str:
+    """Process one uploaded object; returns the job's final status. The raw upload is always deleted.
+
+    A redelivered message for a finished job does nothing (the job status is the idempotency key).
+    """
+    from acx.usecases.ingest import ingest_bundle
+
+    parsed = parse_upload_key(key)
+    if parsed is None:
+        deps.uploads.delete(key)
+        return "ignored"
+    tenant, package, upload_id = parsed
+    job = deps.jobs.get(tenant, package, "upload", upload_id)
+    if job is None or job["status"] != "pending":
+        deps.uploads.delete(key)
+        return "ignored" if job is None else job["status"]
+    try:
+        size = deps.uploads.size(key)
+        if size is None:
+            return "pending"  # already processed and deleted by an earlier delivery
+        if size > MAX_UPLOAD_BYTES:
+            raise ServiceError(413, "too_large", f"bundle uploads are limited to {MAX_UPLOAD_BYTES} bytes")
+        body = deps.uploads.get(key)
+        summary = ingest_bundle(deps, tenant, package, job.get("actor", "unknown"), body,
+                                max_bytes=MAX_UPLOAD_BYTES)
+    except ServiceError as exc:
+        if exc.status >= 500:
+            raise  # retryable: SQS redelivers, then the DLQ
+        deps.jobs.finish(tenant, package, "upload", upload_id, "rejected", error=exc.body()["error"],
+                         report=exc.extra.get("report"))
+        deps.uploads.delete(key)
+        return "rejected"
+    deps.jobs.finish(tenant, package, "upload", upload_id, "ingested", summary=summary.to_dict())
+    deps.uploads.delete(key)
+    return "ingested"
