@@ -1,0 +1,388 @@
+"""The upload bundle ``acx.memory-bundle/1``: parsing with service limits, and packing a directory.
+
+Every refusal is a :class:`BundleError` naming the JSON path and the limit (413 for what is too big
+to take at all, 422 for what is malformed), and never quoting content, which may hold a secret.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acx.core.records import RecordError, validate_record
+
+SCHEMA_VERSION = "acx.memory-bundle/1"
+SEGMENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+_SEGMENT_RE = re.compile(SEGMENT_PATTERN)
+_TOP_LEVEL = frozenset({"schemaVersion", "records", "knowledge", "skills", "vectors"})
+_LONG_FIELDS = {"title": "max_title", "summary": "max_summary"}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Service limits for one inline bundle."""
+
+    max_body_bytes: int = 5 * 1024 * 1024
+    max_records: int = 10_000
+    max_title: int = 512
+    max_summary: int = 16_384
+    max_string: int = 1024
+    max_tags: int = 64
+    max_tag_length: int = 128
+    max_depth: int = 16
+    max_files_bytes: int = 4 * 1024 * 1024
+
+
+class BundleError(ValueError):
+    """A refused bundle: ``code`` for machines, ``message`` and ``path`` for people, HTTP ``status``."""
+
+    def __init__(self, code: str, message: str, path: str = "$", status: int = 422) -> None:
+        super().__init__(f"{path}: {message}")
+        self.code = code
+        self.message = message
+        self.path = path
+        self.status = status
+
+
+# --- Declarative shape (the JSON Schema; built on first use to keep pydantic off the import path).
+# parse_bundle enforces the same shape plus the limits.
+
+
+def _build_model() -> Any:
+    from typing import Annotated, Literal
+
+    from acx.core import records
+    from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+    MemoryRecord = records.__getattr__("MemoryRecord")
+
+    class FileEntry(BaseModel):
+        """A knowledge markdown file or a skill's SKILL.md."""
+
+        model_config = ConfigDict(extra="forbid", strict=True)
+        path: StrictStr
+        content: StrictStr
+
+    class EngineDescriptor(BaseModel):
+        """Which embedding engine produced the vectors."""
+
+        model_config = ConfigDict(extra="forbid", strict=True)
+        id: StrictStr
+        dim: Annotated[StrictInt, Field(ge=1, le=4096)]
+
+    class VectorItem(BaseModel):
+        """One record's vector."""
+
+        model_config = ConfigDict(extra="forbid", strict=True)
+        id: StrictStr
+        vector: list[float]
+
+    class VectorSet(BaseModel):
+        """Optional precomputed vectors, tagged with their engine (an importer may discard them)."""
+
+        model_config = ConfigDict(extra="forbid", strict=True)
+        engine: EngineDescriptor
+        items: list[VectorItem]
+
+    class BundleModel(BaseModel):
+        """An upload bundle."""
+
+        model_config = ConfigDict(extra="forbid", strict=True, title="AcxMemoryBundle")
+        schemaVersion: Literal["acx.memory-bundle/1"]
+        records: list[MemoryRecord]  # type: ignore[valid-type]
+        knowledge: list[FileEntry] = Field(default_factory=list)
+        skills: list[FileEntry] = Field(default_factory=list)
+        vectors: VectorSet | None = None
+
+    return BundleModel
+
+
+@dataclass
+class Bundle:
+    """A parsed, validated bundle; records stay the dicts the user sent."""
+
+    records: list[dict[str, Any]]
+    knowledge: list[tuple[str, str]] = field(default_factory=list)
+    skills: list[tuple[str, str]] = field(default_factory=list)
+    vectors: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "schemaVersion": SCHEMA_VERSION,
+            "records": self.records,
+            "knowledge": [{"path": p, "content": c} for p, c in self.knowledge],
+            "skills": [{"path": p, "content": c} for p, c in self.skills],
+        }
+        if self.vectors is not None:
+            out["vectors"] = self.vectors
+        return out
+
+    def canonical_bytes(self) -> bytes:
+        """RFC 8785 bytes of the bundle, assembled record by record on the fast path."""
+        from acx.core.canonical import dumps, dumps_record
+
+        parts = [
+            b'{"knowledge":',
+            dumps([{"path": p, "content": c} for p, c in self.knowledge]),
+            b',"records":[',
+            b",".join(dumps_record(r) for r in self.records),
+            b'],"schemaVersion":',
+            dumps(SCHEMA_VERSION),
+            b',"skills":',
+            dumps([{"path": p, "content": c} for p, c in self.skills]),
+        ]
+        if self.vectors is not None:
+            parts += [b',"vectors":', dumps(self.vectors)]
+        parts.append(b"}")
+        return b"".join(parts)
+
+
+def write_schema(path: Path | None = None) -> Path:
+    """Write the bundle JSON Schema (generated from the models) to ``acx/schemas/bundle.schema.json``."""
+    import json
+
+    target = path or Path(__file__).resolve().parent.parent / "schemas" / "bundle.schema.json"
+    schema = _build_model().model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://acx.dev/schemas/memory-bundle-1.json"
+    target.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return target
+
+
+# --- Parsing
+
+
+def _too_deep(value: Any, limit: int) -> str | None:
+    stack: list[tuple[Any, str, int]] = [(value, "$", 1)]
+    while stack:
+        node, path, depth = stack.pop()
+        if depth > limit:
+            return path
+        if type(node) is dict:
+            for key, item in node.items():
+                if type(item) is dict or type(item) is list:
+                    stack.append((item, f"{path}.{key}", depth + 1))
+        elif type(node) is list:
+            for index, item in enumerate(node):
+                if type(item) is dict or type(item) is list:
+                    stack.append((item, f"{path}[{index}]", depth + 1))
+    return None
+
+
+def _check_segments(path: str, where: str, shape: str) -> None:
+    for segment in path.split("/"):
+        if _SEGMENT_RE.fullmatch(segment) is None:
+            raise BundleError(
+                "invalid_path",
+                f"each path segment must match {SEGMENT_PATTERN} (expected {shape})",
+                where,
+            )
+
+
+def _knowledge_ok(path: str) -> bool:
+    parts = path.split("/")
+    if len(parts) == 2 and parts[0] != "knowledge":
+        return False
+    return len(parts) <= 2 and parts[-1].endswith(".md") and len(parts[-1]) > 3
+
+
+def _skill_ok(path: str) -> bool:
+    parts = path.split("/")
+    return len(parts) == 3 and parts[0] == "skills" and parts[2] == "SKILL.md"
+
+
+def _files(doc: dict[str, Any], name: str, limits: Limits, budget: list[int]) -> list[tuple[str, str]]:
+    entries = doc.get(name, [])
+    if type(entries) is not list:
+        raise BundleError("invalid_type", "must be an array of {path, content}", f"$.{name}")
+    shape = "knowledge/<name>.md or <name>.md" if name == "knowledge" else "skills/<name>/SKILL.md"
+    accept = _knowledge_ok if name == "knowledge" else _skill_ok
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(entries):
+        where = f"$.{name}[{index}]"
+        if type(entry) is not dict or set(entry) != {"path", "content"}:
+            raise BundleError("invalid_type", "must be an object with exactly path and content", where)
+        path, content = entry["path"], entry["content"]
+        if type(path) is not str or type(content) is not str:
+            raise BundleError("invalid_type", "path and content must be strings", where)
+        if len(path) > limits.max_string:
+            raise BundleError("too_long", f"path longer than {limits.max_string} characters", f"{where}.path")
+        _check_segments(path, f"{where}.path", shape)
+        if not accept(path):
+            raise BundleError("invalid_path", f"path must look like {shape}", f"{where}.path")
+        if path in seen:
+            raise BundleError("duplicate_path", "path appears twice in the bundle", f"{where}.path")
+        seen.add(path)
+        budget[0] += len(content.encode("utf-8"))
+        if budget[0] > limits.max_files_bytes:
+            raise BundleError(
+                "files_too_large",
+                f"knowledge and skill files exceed {limits.max_files_bytes} bytes in total",
+                f"{where}.content",
+                413,
+            )
+        out.append((path, content))
+    return out
+
+
+def _check_record_limits(record: dict[str, Any], where: str, limits: Limits) -> None:
+    from acx.core.canonical import child_path
+
+    for name, value in record.items():
+        if type(value) is str:
+            attr = _LONG_FIELDS.get(name)
+            limit = getattr(limits, attr) if attr else limits.max_string
+            if len(value) > limit:
+                raise BundleError("too_long", f"longer than {limit} characters", child_path(where, name))
+    tags = record["tags"]
+    if len(tags) > limits.max_tags:
+        raise BundleError("too_many_tags", f"more than {limits.max_tags} tags", f"{where}.tags")
+    for index, tag in enumerate(tags):
+        if len(tag) > limits.max_tag_length:
+            raise BundleError(
+                "too_long", f"tag longer than {limits.max_tag_length} characters", f"{where}.tags[{index}]"
+            )
+
+
+def _vectors(value: Any) -> dict[str, Any] | None:
+    import math
+
+    if value is None:
+        return None
+    if type(value) is not dict or set(value) != {"engine", "items"}:
+        raise BundleError("invalid_vectors", "must be an object with exactly engine and items", "$.vectors")
+    engine, items = value["engine"], value["items"]
+    if (
+        type(engine) is not dict
+        or set(engine) != {"id", "dim"}
+        or type(engine["id"]) is not str
+        or type(engine["dim"]) is not int
+        or not 1 <= engine["dim"] <= 4096
+    ):
+        raise BundleError("invalid_vectors", "must be {id: string, dim: 1..4096}", "$.vectors.engine")
+    if type(items) is not list:
+        raise BundleError("invalid_vectors", "must be an array", "$.vectors.items")
+    dim = engine["dim"]
+    for index, item in enumerate(items):
+        where = f"$.vectors.items[{index}]"
+        if type(item) is not dict or set(item) != {"id", "vector"} or type(item["id"]) is not str:
+            raise BundleError("invalid_vectors", "must be {id: string, vector: number[]}", where)
+        vector = item["vector"]
+        if (
+            type(vector) is not list
+            or len(vector) != dim
+            or not all(type(x) in (int, float) and math.isfinite(x) for x in vector)
+        ):
+            raise BundleError("invalid_vectors", f"vector must hold {dim} finite numbers", f"{where}.vector")
+    return value
+
+
+def parse_bundle(data: bytes | dict[str, Any], limits: Limits = Limits()) -> Bundle:
+    """Validate an upload bundle against the format and the service limits; raise :class:`BundleError`."""
+    from acx.core.canonical import CanonicalError, child_path, loads
+
+    if isinstance(data, bytes | bytearray | memoryview):
+        if len(data) > limits.max_body_bytes:
+            raise BundleError("body_too_large", f"body larger than {limits.max_body_bytes} bytes", "$", 413)
+        try:
+            doc = loads(bytes(data))
+        except CanonicalError as exc:
+            raise BundleError("invalid_json", exc.message, exc.path) from None
+    else:
+        doc = data
+    if type(doc) is not dict:
+        raise BundleError("invalid_type", "a bundle must be a JSON object", "$")
+    for key in doc:
+        if key not in _TOP_LEVEL:
+            raise BundleError("unknown_field", "unknown top-level field", child_path("$", str(key)[:64]))
+    deep = _too_deep(doc, limits.max_depth)
+    if deep is not None:
+        raise BundleError("too_deep", f"nesting deeper than {limits.max_depth} levels", deep)
+    if doc.get("schemaVersion") != SCHEMA_VERSION:
+        raise BundleError("invalid_schema_version", f"must be {SCHEMA_VERSION}", "$.schemaVersion")
+    records = doc.get("records")
+    if type(records) is not list:
+        raise BundleError("invalid_type", "must be an array of memory records", "$.records")
+    if len(records) > limits.max_records:
+        raise BundleError(
+            "too_many_records", f"more than {limits.max_records} records in one bundle", "$.records", 413
+        )
+    for index, record in enumerate(records):
+        where = f"$.records[{index}]"
+        try:
+            validate_record(record, where)
+        except RecordError as exc:
+            raise BundleError("invalid_record", exc.message, exc.path) from None
+        _check_record_limits(record, where, limits)
+    budget = [0]
+    knowledge = _files(doc, "knowledge", limits, budget)
+    skills = _files(doc, "skills", limits, budget)
+    return Bundle(records=records, knowledge=knowledge, skills=skills, vectors=_vectors(doc.get("vectors")))
+
+
+# --- Packing an agent-package directory
+
+
+def read_records_file(path: Path) -> list[Any]:
+    """The records of a ``memory-records.json`` (an array, or an object with ``records``)."""
+    from acx.core.canonical import loads
+
+    doc = loads(path.read_bytes())
+    if isinstance(doc, dict) and isinstance(doc.get("records"), list):
+        return list(doc["records"])
+    if not isinstance(doc, list):
+        raise BundleError("invalid_type", "memory-records.json must hold an array of records", "$")
+    return doc
+
+
+def _with_tier(record: Any, index: int, salt: bytes | None) -> Any:
+    from acx.core.fingerprint import canonical_repo_identity, codebase_fingerprint
+
+    if not isinstance(record, dict) or "portable" in record:
+        return record
+    out = dict(record)
+    repo = record.get("repoId")
+    if repo is None or repo == "":
+        out["portable"] = True
+        out["codebaseFingerprint"] = None
+        out["repoId"] = None
+        return out
+    if salt is None:
+        raise BundleError(
+            "salt_required",
+            "field-learned record (repoId set) needs the installation salt: pass --salt-file",
+            f"$.records[{index}]",
+        )
+    out["portable"] = False
+    if not out.get("codebaseFingerprint"):
+        identity = canonical_repo_identity(f"repo://{repo}" if isinstance(repo, str) else "")
+        out["codebaseFingerprint"] = codebase_fingerprint(salt, identity)
+    return out
+
+
+def pack_directory(directory: Path, salt: bytes | None) -> dict[str, Any]:
+    """Build an upload bundle from an ACX agent-package directory (records, knowledge, skills).
+
+    Records without ``portable`` get their tier from ``repoId``: none means transferable; a repo means
+    field-learned, fingerprinted with the installation salt. The result is validated before return.
+    """
+    records_file = directory / "memory-records.json"
+    if not records_file.is_file():
+        raise BundleError("missing_file", "the package has no memory-records.json", str(directory))
+    records = [_with_tier(r, i, salt) for i, r in enumerate(read_records_file(records_file))]
+    knowledge: list[dict[str, str]] = []
+    for path in sorted(directory.glob("*.md")) + sorted((directory / "knowledge").glob("*.md")):
+        if path.is_file():
+            rel = path.relative_to(directory).as_posix()
+            knowledge.append({"path": rel, "content": path.read_text(encoding="utf-8")})
+    skills = [
+        {"path": p.relative_to(directory).as_posix(), "content": p.read_text(encoding="utf-8")}
+        for p in sorted((directory / "skills").glob("*/SKILL.md"))
+        if p.is_file()
+    ]
+    doc = {"schemaVersion": SCHEMA_VERSION, "records": records, "knowledge": knowledge, "skills": skills}
+    parse_bundle(doc)
+    return doc

@@ -1,0 +1,39 @@
+"""The reference embedding engine ``local-hash-128`` (ACX v0.1): deterministic, dependency-free.
+
+Vectors are derived data: an importer re-indexes from the records with its own engine, so this
+engine only has to agree with the reference bit for bit, not be good.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from typing import Any
+
+ENGINE_ID = "local-hash-128"
+DIM = 128
+_TOKEN_RE = re.compile(r"[a-z0-9]+")
+
+
+def embed(text: str) -> list[float]:
+    """The L2-normalised signed token-hash vector of ``text`` (all zeros when it has no token)."""
+    vector = [0.0] * DIM
+    for token in _TOKEN_RE.findall(text.lower()):
+        digest = hashlib.sha1(token.encode("utf-8"), usedforsecurity=False).digest()
+        index = int.from_bytes(digest[0:4], "big") % DIM
+        vector[index] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0:
+        return vector
+    return [v / norm for v in vector]
+
+
+def embed_record(record: dict[str, Any]) -> list[float]:
+    """Embedding of a record: title + blank line + summary, as the standard's text template says."""
+    return embed(f"{record.get('title') or ''}\n\n{record.get('summary') or ''}")
+
+
+def engine_descriptor() -> dict[str, Any]:
+    """The ``{"id", "dim"}`` descriptor stored with vectors and in cartridge meta."""
+    return {"id": ENGINE_ID, "dim": DIM}

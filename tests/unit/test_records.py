@@ -1,0 +1,227 @@
+"""The memory record contract: tier rules with the standard's messages, strict types, no value echo."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from acx.core.records import (
+    MemoryRecord,
+    RecordError,
+    model_accepts,
+    record_json_schema,
+    tier_of,
+    validate_record,
+    zone_of,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+CBF = "cbf1_" + "ab" * 20
+SECRET = "AKIAIOSFODNN7EXAMPLE secret value"
+
+
+def rom() -> dict:
+    return {
+        "id": "mem-1",
+        "title": "Retry with backoff",
+        "summary": "The flaky test passed after retries",
+        "sourceType": "incident",
+        "portable": True,
+        "codebaseFingerprint": None,
+        "repoId": None,
+        "repoLabel": "portable-core",
+        "projectLabel": "api",
+        "timestamp": "2026-01-02T03:04:05.678Z",
+        "impact": "neutral",
+        "xpAwarded": 1,
+        "tags": ["retry"],
+    }
+
+
+def save() -> dict:
+    return rom() | {"id": "mem-2", "portable": False, "codebaseFingerprint": CBF, "repoId": "acme/api"}
+
+
+def _error(record: dict, path: str = "$") -> RecordError:
+    with pytest.raises(RecordError) as info:
+        validate_record(record, path)
+    return info.value
+
+
+def test_valid_records_are_returned_unchanged_without_defaults():
+    record = rom()
+    before = copy.deepcopy(record)
+    assert validate_record(record) is record
+    assert record == before
+    assert "zone" not in record and "artifactFingerprint" not in record
+
+
+def test_every_artifact_vector_record_is_valid(load_vector):
+    for case in load_vector("artifact-fingerprint.json")["cases"]:
+        validate_record(case["record"])
+
+
+def test_portable_true_requires_null_codebase_fingerprint():
+    err = _error(rom() | {"codebaseFingerprint": CBF}, "$.records[3]")
+    assert err.message == "portable=true requires codebaseFingerprint=null"
+    assert err.path == "$.records[3].codebaseFingerprint"
+
+
+def test_portable_true_requires_null_repo_id():
+    err = _error(rom() | {"repoId": "acme/api"})
+    assert err.message == "portable=true requires repoId=null"
+    assert err.path == "$.repoId"
+
+
+def test_portable_false_requires_a_codebase_fingerprint():
+    for record in (
+        save() | {"codebaseFingerprint": None},
+        {k: v for k, v in save().items() if k != "codebaseFingerprint"},
+    ):
+        assert _error(record).message == "portable=false requires a codebaseFingerprint"
+
+
+def test_field_learned_record_with_fingerprint_is_save_zone():
+    record = validate_record(save())
+    assert zone_of(record) == "save" and tier_of(record) == "field-learned"
+    assert zone_of(rom()) == "rom" and tier_of(rom()) == "transferable"
+
+
+@pytest.mark.parametrize("value", ["true", 1, 0, None, "false", [True]])
+def test_portable_must_be_a_real_boolean(value):
+    err = _error(rom() | {"portable": value}, "$.records[3]")
+    assert err.path == "$.records[3].portable"
+    assert "boolean" in err.message
+
+
+def test_missing_portable_is_rejected():
+    record = rom()
+    del record["portable"]
+    err = _error(record)
+    assert err.path == "$.portable" and "required" in err.message
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("codebaseFingerprint", "cbf1_" + "AB" * 20),
+        ("codebaseFingerprint", "cbf1_" + "ab" * 19),
+        ("timestamp", "2026-02-30T00:00:00Z"),
+        ("timestamp", "2026-01-02 03:04:05Z"),
+        ("timestamp", "2026-01-02T03:04:05"),
+        ("timestamp", "2026-01-02T03:04:05Z\n"),
+        ("impact", "bad"),
+        ("xpAwarded", -1),
+        ("xpAwarded", True),
+        ("xpAwarded", "5"),
+        ("xpAwarded", float("nan")),
+        ("xpAwarded", 2**53),
+        ("tags", "retry"),
+        ("tags", ["ok", 3]),
+        ("title", None),
+        ("repoId", 5),
+        ("zone", "save"),
+        ("zone", None),
+        ("origin", "elsewhere"),
+        ("foreign", "yes"),
+        ("artifactFingerprint", "XYZ"),
+    ],
+)
+def test_malformed_fields_are_rejected_by_both_validators(field, value):
+    record = rom() | {field: value}
+    err = _error(record)
+    assert err.path.startswith(f"$.{field}")
+    assert not model_accepts(record)
+
+
+@pytest.mark.parametrize(
+    "value", ["2026-02-28T23:59:60+05:30", "2024-02-29t00:00:00.1z", "2026-12-31T00:00:00-00:00"]
+)
+def test_rfc3339_timestamps_are_accepted(value):
+    assert validate_record(rom() | {"timestamp": value})
+    assert model_accepts(rom() | {"timestamp": value})
+
+
+@pytest.mark.parametrize("value", ["", "a" * 129, "has space", "slash/no", "é"])
+def test_record_id_limit_is_named(value):
+    err = _error(rom() | {"id": value})
+    assert err.path == "$.id"
+    assert ("128" in err.message) or "non-empty" in err.message
+
+
+def test_id_of_128_allowed_characters_is_accepted():
+    assert validate_record(rom() | {"id": "aZ0._:-" * 18 + "ab"})
+
+
+def test_unknown_field_is_rejected_naming_the_field():
+    err = _error(rom() | {"secretNotes": "x"}, "$.records[0]")
+    assert err.path == "$.records[0].secretNotes"
+    assert "unknown" in err.message
+
+
+def test_errors_never_echo_field_values():
+    for field in ("title", "id", "timestamp", "codebaseFingerprint", "impact", "repoId"):
+        value: object = SECRET if field != "title" else 12345
+        err = _error(rom() | {field: value})
+        assert SECRET not in str(err) and "12345" not in str(err)
+
+
+def test_duplicate_keys_cannot_smuggle_values_json_schema_is_strict():
+    schema = record_json_schema()
+    assert schema["additionalProperties"] is False
+    assert schema["properties"]["portable"]["type"] == "boolean"
+    assert "portable" in schema["required"]
+    assert MemoryRecord.model_json_schema() == schema
+
+
+# --- Agreement between the fast validator and the pydantic model -------------------------------------
+
+_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 2**54),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=5),
+    st.sampled_from(
+        ["rom", "save", "native", "imported", "positive", "negative", "neutral", CBF, "0123456789", "true"]
+    ),
+    st.lists(st.text(max_size=3), max_size=2),
+    st.lists(st.integers(), max_size=2),
+    st.sampled_from(["2026-01-02T03:04:05Z", "2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z", "x"]),
+)
+_fields = st.sampled_from(
+    sorted(
+        set(rom())
+        | {
+            "zone",
+            "origin",
+            "foreign",
+            "similarity",
+            "markdownPath",
+            "artifactFingerprint",
+            "packageSlug",
+            "embeddingEngine",
+            "importedFrom",
+            "extra",
+        }
+    )
+)
+
+
+@settings(max_examples=1500)
+@given(
+    base=st.sampled_from([rom(), save()]),
+    changes=st.dictionaries(_fields, _values, max_size=3),
+    drops=st.lists(_fields, max_size=2),
+)
+def test_fast_validator_and_model_make_the_same_decision(base, changes, drops):
+    record = dict(base) | changes
+    for name in drops:
+        record.pop(name, None)
+    try:
+        validate_record(record)
+        fast = True
+    except RecordError:
+        fast = False
+    assert fast == model_accepts(record), record
