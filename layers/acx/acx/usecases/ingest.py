@@ -35,11 +35,17 @@ class IngestSummary:
         return out
 
 
+UPLOAD_MAX_RECORDS = 200_000
+
+
 def parse(data: bytes | dict[str, Any], *, max_bytes: int | None = None) -> Any:
-    """Parse and validate a bundle; every refusal is a 413/422 naming the JSON path and the limit."""
+    """Parse and validate a bundle; every refusal is a 413/422 naming the JSON path and the limit.
+
+    ``max_bytes`` raises the inline limits for presigned uploads (up to 100 MiB, 200,000 records).
+    """
     from acx.core.bundle import BundleError, Limits, parse_bundle
 
-    limits = Limits() if max_bytes is None else Limits(max_body_bytes=max_bytes)
+    limits = Limits() if max_bytes is None else Limits(max_body_bytes=max_bytes, max_records=UPLOAD_MAX_RECORDS)
     try:
         return parse_bundle(data, limits)
     except BundleError as exc:

@@ -1,0 +1,194 @@
+"""Build one signed cartridge from records and files: boundary, scrub gate, write, sign (no boto3).
+
+The caller (``usecases.cartridges``) wires S3, DynamoDB and KMS around :func:`build_cartridge`.
+Records stream through: the scrub gate scans each chunk of boundary-applied payloads before it is
+written, so memory stays bounded; if anything is blocked, the partial file is deleted and
+:class:`ExportBlocked` is raised, so a blocked export leaves nothing behind.
+
+The gate does NOT stop a secret it has no rule for (fail-closed only over known shapes), nor a
+publisher who signs something harmful on purpose: the signature says who, not whether it is good.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acx.core import canonical
+from acx.core.cartridge import CartridgeWriter, memory_payload
+from acx.core.signing import Signer
+
+CHUNK = 2000
+Inclusion = Callable[[str], Any]
+
+
+class ExportBlocked(Exception):
+    """The scrub gate blocked the export; ``report`` names where (never the secret)."""
+
+    def __init__(self, report: Any) -> None:
+        super().__init__("the scrub gate blocked the export")
+        self.report = report
+
+
+@dataclass
+class ExportResult:
+    """What was signed: manifest hash, signing key id, counts, and how many SAVE records stayed home."""
+
+    manifest_hash: str
+    keyid: str
+    counts: dict[str, Any] = field(default_factory=dict)
+    quarantined: int = 0
+    cartridge_id: str = ""
+
+
+@dataclass
+class _Gate:
+    forbidden: Sequence[str]
+    findings: list[Any] = field(default_factory=list)
+    warnings: list[Any] = field(default_factory=list)
+    report: Any = None
+
+    def scan(
+        self, records: list[dict[str, Any]], knowledge: list[tuple[str, str]], skills: list[tuple[str, str]]
+    ) -> None:
+        from acx.core.scrub import scan_bundle
+
+        report = scan_bundle(records, knowledge, skills, list(self.forbidden))
+        self.warnings.extend(getattr(report, "warnings", []) or [])
+        if report.blocked:
+            self.findings.extend(report.findings)
+            if self.report is None:
+                self.report = report
+
+    @property
+    def blocked(self) -> bool:
+        return self.report is not None
+
+
+def _proof_entry(rid: str, record: dict[str, Any], got: Any, size: int) -> dict[str, Any] | None:
+    if got is None or not isinstance(got, tuple | list) or len(got) < 4:
+        return None  # no proof, or no entry hash to rebuild the leaf from
+    index, psize, proof, entry_hash = got[0], got[1], got[2], got[3]
+    if psize != size:
+        raise ValueError(f"inclusion proof for {rid} is for tree size {psize}, checkpoint has {size}")
+    from acx.core.log import content_hash
+
+    return {
+        "memoryId": rid,
+        "contentHash": content_hash(record),
+        "entryHash": entry_hash,
+        "index": int(index),
+        "proof": list(proof),
+    }
+
+
+def build_cartridge(
+    path: str | Path,
+    records: Iterable[dict[str, Any]],
+    files: Iterable[tuple[str, bytes]],
+    *,
+    signer: Signer,
+    publisher_id: str,
+    include_field_learned: bool = False,
+    checkpoint: str | None = None,
+    verifier_key: str | None = None,
+    inclusion: Inclusion | None = None,
+    forbidden: Sequence[str] = (),
+    artifact_id: str,
+    artifact_version: str,
+    vectors: bool = True,
+    capabilities: Iterable[dict[str, Any]] = (),
+    provenance_instance_id: str | None = None,
+    meta: dict[str, str] | None = None,
+) -> ExportResult:
+    """Write and sign a cartridge at ``path``; raise :class:`ExportBlocked` if the gate blocks.
+
+    ``inclusion(record_id)`` returns ``(index, size, proof_hex, entry_hash_hex)`` for the log entry
+    of that record (or None). When every ROM record has one, a ``log-checkpoint`` attestation is
+    embedded (see :mod:`acx.core.trust`); a 3-tuple carries no leaf, so the attestation is omitted
+    and ``counts['inclusion']`` says why (a verifier cannot check a proof without its leaf).
+    """
+    from acx.core.embedding import embed_record, engine_descriptor
+    from acx.core.records import zone_of
+
+    engine = engine_descriptor()
+    gate = _Gate(forbidden)
+    quarantined = 0
+    cp_size = 0
+    if checkpoint is not None:
+        from acx.core.checkpoint import parse_checkpoint, verify_checkpoint
+
+        cp = verify_checkpoint(checkpoint, verifier_key) if verifier_key else parse_checkpoint(checkpoint)
+        cp_size = cp.size
+    proofs: list[dict[str, Any]] = []
+    proof_note: str | None = None if checkpoint and verifier_key and inclusion else "no checkpoint given"
+    with CartridgeWriter(
+        path, artifact_id=artifact_id, artifact_version=artifact_version, embedding_engine=engine, meta=meta
+    ) as writer:
+        batch: list[tuple[dict[str, Any], str, dict[str, Any]]] = []
+
+        def drain() -> None:
+            gate.scan([p for _, _, p in batch], [], [])
+            if not gate.blocked:
+                for original, zone, payload in batch:
+                    vec = embed_record(payload) if vectors else None
+                    writer.add_memory(original, zone, vec)
+            batch.clear()
+
+        for record in records:
+            zone = zone_of(record)
+            if zone == "save" and not include_field_learned:
+                quarantined += 1
+                continue
+            payload, _ = memory_payload(record, zone)
+            batch.append((record, zone, payload))
+            if zone == "rom" and proof_note is None:
+                assert inclusion is not None
+                entry = _proof_entry(str(record["id"]), record, inclusion(str(record["id"])), cp_size)
+                if entry is None:
+                    proof_note = f"no inclusion proof with an entry hash for {record['id']}"
+                    proofs.clear()
+                else:
+                    proofs.append(entry)
+            if len(batch) >= CHUNK:
+                drain()
+        if batch:
+            drain()
+        for name, data in files:
+            text = bytes(data).decode("utf-8", errors="replace")
+            is_skill = name.endswith("/SKILL.md")
+            gate.scan([], [] if is_skill else [(name, text)], [(name, text)] if is_skill else [])
+            if not gate.blocked:
+                writer.add_file(name, data)
+        if gate.blocked:
+            raise ExportBlocked(_merged_report(gate))
+        for cap in capabilities:
+            writer.add_capability(cap)
+        inclusion_info: dict[str, Any] = {"embedded": False}
+        if proof_note is None:
+            from acx.core.trust import CHECKPOINT_ATT_ID, CHECKPOINT_ATT_TYPE, CHECKPOINT_MEDIA_TYPE
+
+            document = canonical.dumps(
+                {"checkpoint": checkpoint, "verifierKey": verifier_key, "proofs": proofs}
+            )
+            writer.add_attestation(CHECKPOINT_ATT_ID, CHECKPOINT_ATT_TYPE, CHECKPOINT_MEDIA_TYPE, document)
+            inclusion_info = {"embedded": True, "proofs": len(proofs), "treeSize": cp_size}
+        else:
+            inclusion_info["reason"] = proof_note
+        result = writer.finalize(signer, publisher_id, provenance_instance_id=provenance_instance_id)
+    counts: dict[str, Any] = dict(result.counts)
+    counts["quarantined"] = quarantined
+    counts["inclusion"] = inclusion_info
+    return ExportResult(result.manifest_hash, result.keyid, counts, quarantined, result.cartridge_id)
+
+
+def _merged_report(gate: _Gate) -> Any:
+    """One report for every blocked chunk (the first chunk's report object, findings from all)."""
+    import dataclasses
+
+    report = gate.report
+    if dataclasses.is_dataclass(report) and not isinstance(report, type):
+        return dataclasses.replace(report, findings=list(gate.findings))  # type: ignore[type-var]
+    return report

@@ -1,0 +1,133 @@
+"""build_cartridge: quarantine default, include flag, scrub gate, inclusion attestation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from acx.core.cartridge import CartridgeReader
+from acx.core.signing import LocalEd25519Signer, PublicKey
+from acx.core.trust import evaluate
+
+pytest.importorskip("acx.core.scrub")
+
+from acx.usecases.export import ExportBlocked, build_cartridge
+
+CBF = "cbf1_" + "cd" * 20
+
+
+def rec(i: int, portable: bool = True, summary: str = "retry with backoff") -> dict:
+    return {
+        "id": f"m-{i}",
+        "title": f"lesson {i}",
+        "summary": summary,
+        "sourceType": "review",
+        "portable": portable,
+        "codebaseFingerprint": None if portable else CBF,
+        "repoId": None if portable else "github.com/acme/api",
+        "repoLabel": "api",
+        "projectLabel": "Acme",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "impact": "neutral",
+        "xpAwarded": 1,
+        "tags": ["x"],
+    }
+
+
+RECORDS = [rec(0), rec(1), rec(2, portable=False), rec(3)]
+FILES = [
+    ("rom/knowledge/A.md", b"# a\n"),
+    ("rom/skills/s1/SKILL.md", b"---\nname: s1\ndescription: d\n---\n"),
+]
+
+
+def _build(path: Path, signer: LocalEd25519Signer, **kw: object):  # type: ignore[no-untyped-def]
+    return build_cartridge(
+        path,
+        kw.pop("records", RECORDS),
+        kw.pop("files", FILES),
+        signer=signer,
+        publisher_id="com.example.team",
+        artifact_id="a",
+        artifact_version="1",
+        **kw,
+    )
+
+
+def test_field_learned_quarantined_by_default(tmp_path: Path) -> None:
+    signer = LocalEd25519Signer()
+    res = _build(tmp_path / "a.acx", signer)
+    assert res.quarantined == 1 and res.counts["rom"] == 3 and res.counts["save"] == 0
+    assert res.keyid == PublicKey.from_der(signer.public_key_der()).keyid
+    with CartridgeReader(tmp_path / "a.acx") as r:
+        assert r.counts()["memory"] == {"rom": 3}
+        assert r.counts()["vectors"] == {"rom": 3}
+        assert r.recompute().manifest_hash == res.manifest_hash
+    assert evaluate(tmp_path / "a.acx").verdict == "portable"
+
+
+def test_include_flag_exports_field_learned_as_save(tmp_path: Path) -> None:
+    res = _build(tmp_path / "a.acx", LocalEd25519Signer(), include_field_learned=True)
+    assert res.quarantined == 0 and res.counts["save"] == 1
+    with CartridgeReader(tmp_path / "a.acx") as r:
+        (save,) = r.memory_records("save")
+        assert save["foreign"] is True and save["codebaseFingerprint"] == CBF and save["repoId"] is None
+        assert r.save_flag
+
+
+def test_scrub_gate_blocks_and_leaves_nothing(tmp_path: Path) -> None:
+    secret = "AKIA" + "IOSFODNN7EXAMPLQ"
+    records = [*RECORDS, rec(9, summary=f"use key {secret} for deploys")]
+    with pytest.raises(ExportBlocked) as exc:
+        _build(tmp_path / "a.acx", LocalEd25519Signer(), records=records)
+    assert exc.value.report.blocked
+    assert secret not in repr(exc.value.report)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ExportBlocked):
+        _build(
+            tmp_path / "b.acx", LocalEd25519Signer(), files=[("rom/knowledge/K.md", f"x {secret}".encode())]
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_quarantined_secret_is_not_scanned_into_the_cartridge(tmp_path: Path) -> None:
+    # field-learned records that stay home never enter the cartridge, so they cannot block it
+    records = [rec(0), rec(5, portable=False, summary="internal host db.acme.internal")]
+    res = _build(tmp_path / "a.acx", LocalEd25519Signer(), records=records)
+    assert res.quarantined == 1
+
+
+def _log(ids: list[str], signer: LocalEd25519Signer):  # type: ignore[no-untyped-def]
+    from acx.core import merkle
+    from acx.core.checkpoint import Checkpoint, sign_checkpoint, verifier_key_for
+
+    entries = [bytes([i + 1]) * 32 for i in range(len(ids) + 2)]
+    leaves = [merkle.leaf_hash(e) for e in entries]
+    get = merkle.from_leaves(leaves)
+    n = len(entries)
+    cp = Checkpoint(
+        origin="com.example.team/t/p", size=n, root=merkle.root_of_leaf_hashes(leaves), chain_head="0" * 64
+    )
+    index = {rid: i + 1 for i, rid in enumerate(ids)}
+
+    def proof(rid: str):  # type: ignore[no-untyped-def]
+        i = index[rid]
+        return i, n, [p.hex() for p in merkle.inclusion_proof(i, n, get)], entries[i].hex()
+
+    return sign_checkpoint(cp, "log", signer), verifier_key_for("log", signer), proof
+
+
+def test_inclusion_attestation_embedded_and_verified(tmp_path: Path) -> None:
+    signer, log = LocalEd25519Signer(), LocalEd25519Signer()
+    text, vkey, proof = _log(["m-0", "m-1", "m-3"], log)
+    res = _build(tmp_path / "a.acx", signer, checkpoint=text, verifier_key=vkey, inclusion=proof)
+    assert res.counts["inclusion"]["embedded"] is True and res.counts["inclusion"]["proofs"] == 3
+    v = evaluate(tmp_path / "a.acx")
+    assert v.verdict == "portable" and v.inclusion["checked"] == 3 and v.inclusion["failed"] == 0
+
+    def three(rid: str):  # type: ignore[no-untyped-def]
+        return proof(rid)[:3]
+
+    res = _build(tmp_path / "b.acx", signer, checkpoint=text, verifier_key=vkey, inclusion=three)
+    assert res.counts["inclusion"]["embedded"] is False
