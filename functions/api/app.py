@@ -37,7 +37,7 @@ def _caller(scope: str, package: str | None = None) -> Principal:
     return principal
 
 
-def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
+def _json(status: int, body: Any, headers: dict[str, str] | None = None):
     return Response(status, "application/json", json.dumps(body, separators=(",", ":")), headers or {})
 
 
@@ -47,7 +47,7 @@ def health() -> dict[str, str]:
 
 
 @app.get("/v1/openapi.json")
-def openapi() -> Response:
+def openapi():
     return Response(200, "application/json", _openapi_document())
 
 
@@ -71,7 +71,7 @@ def trust_registry() -> dict[str, Any]:
 
 
 @app.post("/v1/packages/<pkg>/bundles")
-def post_bundle(pkg: PkgPath) -> Response:
+def post_bundle(pkg: PkgPath):
     from acx.usecases.ingest import ingest_bundle
 
     principal = _caller("memory:write", pkg)
@@ -165,7 +165,7 @@ def _only(doc: dict[str, Any], allowed: dict[str, type | tuple[type, ...]]) -> N
 
 
 @app.post("/v1/packages/<pkg>/uploads")
-def post_upload(pkg: PkgPath) -> Response:
+def post_upload(pkg: PkgPath):
     from acx.usecases.uploads import create_upload
 
     principal = _caller("memory:write", pkg)
@@ -220,7 +220,7 @@ def delete_memory_by_hash(
 
 
 @app.post("/v1/packages/<pkg>/cartridges")
-def post_cartridge(pkg: PkgPath) -> Response:
+def post_cartridge(pkg: PkgPath):
     from acx.usecases.cartridges import request_export
 
     principal = _caller("cartridge:export", pkg)
@@ -286,7 +286,7 @@ def get_consistency(
 
 
 @app.exception_handler(ServiceError)
-def on_service_error(exc: ServiceError) -> Response:
+def on_service_error(exc: ServiceError):
     if exc.status >= 500:
         logger.warning("request failed", extra={"code": exc.code, "status": exc.status})
     else:
@@ -297,7 +297,7 @@ def on_service_error(exc: ServiceError) -> Response:
 
 
 @app.exception_handler(RequestValidationError)
-def on_validation_error(exc: RequestValidationError) -> Response:
+def on_validation_error(exc: RequestValidationError):
     errors = exc.errors()
     first = errors[0] if errors else {}
     loc = [str(p) for p in first.get("loc", ()) if p not in ("path", "query", "body")]
@@ -308,12 +308,12 @@ def on_validation_error(exc: RequestValidationError) -> Response:
 
 
 @app.not_found
-def on_not_found(_: NotFoundError) -> Response:
+def on_not_found(_: NotFoundError):
     return _json(404, {"error": {"code": "not_found", "message": "no such route"}})
 
 
 @app.exception_handler(Exception)
-def on_unexpected(exc: Exception) -> Response:
+def on_unexpected(exc: Exception):
     from acx.usecases.faults import classify
 
     status, code, message, retry_after = classify(exc)

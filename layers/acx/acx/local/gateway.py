@@ -1,0 +1,458 @@
+"""A local stand-in for the API Gateway HTTP API in front of the api function.
+
+It turns each HTTP request into the payload-format-2.0 event AWS would send, authorizes it like the
+HTTP API JWT authorizer (401 ``{"message":"Unauthorized"}`` on protected routes, 403
+``{"message":"Forbidden"}`` when a route's scope is missing), enforces the 10 MB payload limit and
+shapes the handler's v2 response, so the same ``lambda_handler`` runs unchanged locally and in AWS.
+
+``POST /local/token`` and ``GET /local/jwks.json`` exist only here (dev tokens for the CLI and tests).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from acx.local.jwt_issuer import ALL_SCOPES, DevIssuer, InvalidToken, scopes_of, stringify_claims
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+#: API Gateway HTTP API request payload limit.
+MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
+#: Lambda synchronous invocation payload limit (the event, as JSON).
+MAX_EVENT_BYTES = 6 * 1024 * 1024
+ACCOUNT_ID = "123456789012"
+
+
+@dataclass(frozen=True)
+class Route:
+    """One route of docs/API.md: ``method``, path ``template`` and the scope its authorizer requires."""
+
+    method: str
+    template: str
+    scope: str | None  # None = public route, no authorizer
+
+    @property
+    def key(self) -> str:
+        return f"{self.method} {self.template}"
+
+    def match(self, method: str, path: str) -> dict[str, str] | None:
+        if method != self.method:
+            return None
+        m = _compile(self.template).fullmatch(path)
+        if m is None:
+            return None
+        return {k: unquote(v) for k, v in m.groupdict().items()}
+
+
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _compile(template: str) -> re.Pattern[str]:
+    pat = _PATTERNS.get(template)
+    if pat is None:
+        parts = re.split(r"(\{[A-Za-z0-9_]+\})", template)
+        rx = "".join(
+            f"(?P<{p[1:-1]}>[^/]+)" if p.startswith("{") and p.endswith("}") else re.escape(p) for p in parts
+        )
+        pat = _PATTERNS[template] = re.compile(rx)
+    return pat
+
+
+P = "/v1/packages/{pkg}"
+ROUTES: tuple[Route, ...] = (
+    Route("GET", "/v1/health", None),
+    Route("GET", "/v1/openapi.json", None),
+    Route("GET", "/v1/trust-registry", None),
+    Route("POST", f"{P}/bundles", "memory:write"),
+    Route("POST", f"{P}/uploads", "memory:write"),
+    Route("GET", f"{P}/uploads/{{uploadId}}", "memory:write"),
+    Route("GET", f"{P}/memories", "memory:read"),
+    Route("DELETE", f"{P}/memories", "memory:forget"),
+    Route("DELETE", f"{P}/memories/{{id}}", "memory:forget"),
+    Route("POST", f"{P}/cartridges", "cartridge:export"),
+    Route("GET", f"{P}/cartridges/{{cartridgeId}}", "cartridge:export"),
+    Route("GET", f"{P}/log", "log:read"),
+    Route("GET", f"{P}/log/verify", "log:read"),
+    Route("GET", f"{P}/log/proof/inclusion", "log:read"),
+    Route("GET", f"{P}/log/proof/consistency", "log:read"),
+)
+
+
+def match_route(
+    method: str, path: str, routes: tuple[Route, ...] = ROUTES
+) -> tuple[Route, dict[str, str]] | None:
+    """The route a request hits and its path parameters, or None (AWS answers 404)."""
+    for route in routes:
+        params = route.match(method, path)
+        if params is not None:
+            return route, params
+    return None
+
+
+@dataclass
+class LambdaContext:
+    """The parts of the Lambda context object that handlers and powertools read."""
+
+    function_name: str = "acx-api"
+    memory_limit_in_mb: int = 512
+    timeout_s: float = 30.0
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    region: str = "us-east-1"
+    function_version: str = "$LATEST"
+    _deadline: float = field(default=0.0, repr=False)
+
+    def __post_init__(self) -> None:
+        self._deadline = time.monotonic() + self.timeout_s
+
+    @property
+    def invoked_function_arn(self) -> str:
+        return f"arn:aws:lambda:{self.region}:{ACCOUNT_ID}:function:{self.function_name}"
+
+    @property
+    def log_group_name(self) -> str:
+        return f"/aws/lambda/{self.function_name}"
+
+    @property
+    def log_stream_name(self) -> str:
+        return f"local/{self.aws_request_id}"
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Time left before the (simulated) function timeout; powertools uses it for idempotency."""
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+def build_event(
+    *,
+    method: str,
+    raw_path: str,
+    raw_query: str,
+    headers: list[tuple[str, str]],
+    body: bytes,
+    source_ip: str,
+    route_key: str,
+    path_parameters: Mapping[str, str] | None = None,
+    claims: Mapping[str, Any] | None = None,
+    scopes: list[str] | None = None,
+    request_id: str | None = None,
+    now: float | None = None,
+) -> dict[str, Any]:
+    """An API Gateway HTTP API payload-format-2.0 event for one request."""
+    ts = time.time() if now is None else now
+    merged: dict[str, str] = {}
+    cookies: list[str] = []
+    for name, value in headers:
+        lname = name.lower()
+        if lname == "cookie":
+            cookies.extend(c.strip() for c in value.split(";") if c.strip())
+            continue
+        merged[lname] = f"{merged[lname]},{value}" if lname in merged else value
+    qs: dict[str, str] = {}
+    for k, v in parse_qsl(raw_query, keep_blank_values=True):
+        qs[k] = f"{qs[k]},{v}" if k in qs else v
+    rid = request_id or str(uuid.uuid4())
+    host = merged.get("host", "127.0.0.1")
+    context: dict[str, Any] = {
+        "accountId": ACCOUNT_ID,
+        "apiId": "local",
+        "domainName": host,
+        "domainPrefix": host.split(".")[0],
+        "http": {
+            "method": method,
+            "path": raw_path,
+            "protocol": "HTTP/1.1",
+            "sourceIp": source_ip,
+            "userAgent": merged.get("user-agent", ""),
+        },
+        "requestId": rid,
+        "routeKey": route_key,
+        "stage": "$default",
+        "time": datetime.fromtimestamp(ts, UTC).strftime("%d/%b/%Y:%H:%M:%S +0000"),
+        "timeEpoch": int(ts * 1000),
+    }
+    if claims is not None:
+        context["authorizer"] = {"jwt": {"claims": stringify_claims(dict(claims)), "scopes": scopes}}
+    event: dict[str, Any] = {
+        "version": "2.0",
+        "routeKey": route_key,
+        "rawPath": raw_path,
+        "rawQueryString": raw_query,
+        "headers": merged,
+        "requestContext": context,
+        "isBase64Encoded": False,
+    }
+    if cookies:
+        event["cookies"] = cookies
+    if qs:
+        event["queryStringParameters"] = qs
+    if path_parameters:
+        event["pathParameters"] = dict(path_parameters)
+    if body:
+        try:
+            event["body"] = body.decode("utf-8")
+        except UnicodeDecodeError:
+            event["body"] = base64.b64encode(body).decode("ascii")
+            event["isBase64Encoded"] = True
+    return event
+
+
+def shape_response(result: Any) -> tuple[int, list[tuple[str, str]], bytes]:
+    """Status, headers and body bytes for a handler's v2 result (full form or the shorthand)."""
+    if isinstance(result, dict) and "statusCode" in result:
+        status = int(result["statusCode"])
+        headers = [(str(k), str(v)) for k, v in (result.get("headers") or {}).items()]
+        for name, values in (result.get("multiValueHeaders") or {}).items():
+            headers.extend((str(name), str(v)) for v in values)
+        headers.extend(("Set-Cookie", str(c)) for c in result.get("cookies") or [])
+        raw = result.get("body")
+        if raw is None:
+            body = b""
+        elif result.get("isBase64Encoded"):
+            body = base64.b64decode(raw)
+        else:
+            body = str(raw).encode("utf-8")
+        if not any(k.lower() == "content-type" for k, _ in headers) and body:
+            headers.append(("Content-Type", "text/plain; charset=utf-8"))
+        return status, headers, body
+    # Shorthand: the return value is valid JSON without a statusCode -> 200 application/json.
+    return 200, [("Content-Type", "application/json")], json.dumps(result).encode("utf-8")
+
+
+def _json(status: int, obj: Any) -> tuple[int, list[tuple[str, str]], bytes]:
+    return status, [("Content-Type", "application/json")], json.dumps(obj).encode("utf-8")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    gateway: Gateway
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: Gateway writes its own access log
+        return
+
+    def _dispatch(self) -> None:
+        started = time.monotonic()
+        path = urlsplit(self.path).path
+        try:
+            status, headers, body = self.server.gateway.handle(self)
+        except Exception:  # the gateway itself failed: AWS would answer 500 too
+            self.server.gateway.log_exception()
+            status, headers, body = _json(500, {"message": "Internal Server Error"})
+        # Log before writing: a client that has its answer can rely on the line being there.
+        ms = (time.monotonic() - started) * 1000
+        self.server.gateway.access_log(self.command, path, status, ms)
+        self.send_response(status)
+        for name, value in headers:
+            if name.lower() not in ("content-length", "connection", "transfer-encoding"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("apigw-requestid", getattr(self, "_request_id", ""))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _dispatch
+
+
+class Gateway:
+    """ThreadingHTTPServer on 127.0.0.1 that invokes ``handler`` like the HTTP API would."""
+
+    def __init__(
+        self,
+        handler: Handler | None,
+        issuer: DevIssuer,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        routes: tuple[Route, ...] = ROUTES,
+        enforce_scopes: bool = True,
+        function_name: str = "acx-api",
+        region: str = "us-east-1",
+        log_stream: Any = None,
+    ) -> None:
+        self.handler = handler
+        self.issuer = issuer
+        self.routes = routes
+        self.enforce_scopes = enforce_scopes
+        self.function_name = function_name
+        self.region = region
+        self._log = log_stream
+        self._server = _Server((host, port), _RequestHandler)
+        self._server.gateway = self
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Gateway:
+        """Serve in a daemon thread; returns self so ``Gateway(...).start()`` reads well."""
+        self._thread = threading.Thread(target=self._server.serve_forever, name="acx-gateway", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Gateway:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- logging: method, path, status, time; never bodies, tokens or query strings
+    def access_log(self, method: str, path: str, status: int, ms: float) -> None:
+        print(f"{method} {path} {status} {ms:.1f}ms", file=self._log or sys.stderr, flush=True)
+
+    def log_exception(self) -> None:
+        """Traceback frames and the exception type only: a message could carry user content."""
+        etype, _, tb = sys.exc_info()
+        frames = "".join(traceback.format_tb(tb))
+        name = etype.__name__ if etype else "Exception"
+        print(f"handler error {name}\n{frames}", file=self._log or sys.stderr, flush=True)
+
+    # -- request handling
+    def _read_body(self, req: _RequestHandler) -> bytes | None:
+        """The request body, or None when it exceeds the payload limit."""
+        te = (req.headers.get("Transfer-Encoding") or "").lower()
+        if "chunked" in te:
+            chunks: list[bytes] = []
+            total = 0
+            while True:
+                size = int(req.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while req.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                total += size
+                if total > MAX_PAYLOAD_BYTES:
+                    req.close_connection = True
+                    return None
+                chunks.append(req.rfile.read(size))
+                req.rfile.readline()
+            return b"".join(chunks)
+        length = int(req.headers.get("Content-Length") or 0)
+        if length > MAX_PAYLOAD_BYTES:
+            # Discard what the client sends (so it reads our 413 instead of a reset), within reason.
+            if length <= 8 * MAX_PAYLOAD_BYTES:
+                left = length
+                while left > 0:
+                    got = req.rfile.read(min(left, 1 << 20))
+                    if not got:
+                        break
+                    left -= len(got)
+            req.close_connection = True
+            return None
+        return req.rfile.read(length) if length > 0 else b""
+
+    def handle(self, req: _RequestHandler) -> tuple[int, list[tuple[str, str]], bytes]:
+        """One request in, one (status, headers, body) out."""
+        request_id = str(uuid.uuid4())
+        req._request_id = request_id  # type: ignore[attr-defined]
+        parts = urlsplit(req.path)
+        raw_path, raw_query = parts.path or "/", parts.query
+        body = self._read_body(req)
+        if body is None:
+            return _json(413, {"message": "Request Entity Too Large"})
+        method = req.command.upper()
+        if raw_path.startswith("/local/"):
+            return self._local(method, raw_path, body)
+        hit = match_route(method, raw_path, self.routes)
+        if hit is None:
+            return _json(404, {"message": "Not Found"})
+        route, params = hit
+        claims: dict[str, Any] | None = None
+        scopes: list[str] | None = None
+        if route.scope is not None:
+            auth = req.headers.get("Authorization") or ""
+            scheme, _, token = auth.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                return _json(401, {"message": "Unauthorized"})
+            try:
+                claims = self.issuer.verify(token.strip())
+            except InvalidToken:
+                return _json(401, {"message": "Unauthorized"})
+            scopes = scopes_of(claims)
+            if self.enforce_scopes and route.scope not in (scopes or []):
+                return _json(403, {"message": "Forbidden"})
+        event = build_event(
+            method=method,
+            raw_path=raw_path,
+            raw_query=raw_query,
+            headers=list(req.headers.items()),
+            body=body,
+            source_ip=req.client_address[0],
+            route_key=route.key,
+            path_parameters=params,
+            claims=claims,
+            scopes=scopes,
+            request_id=request_id,
+        )
+        if len(json.dumps(event)) > MAX_EVENT_BYTES:
+            return _json(413, {"message": "Request Entity Too Large"})
+        if self.handler is None:
+            return _json(500, {"message": "Internal Server Error"})
+        context = LambdaContext(function_name=self.function_name, region=self.region)
+        try:
+            result = self.handler(event, context)
+        except Exception:
+            self.log_exception()
+            return _json(500, {"message": "Internal Server Error"})
+        return shape_response(result)
+
+    def _local(self, method: str, path: str, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+        if method == "GET" and path == "/local/jwks.json":
+            return _json(200, self.issuer.jwks())
+        if method != "POST" or path != "/local/token":
+            return _json(404, {"message": "Not Found"})
+        try:
+            req = json.loads(body or b"{}")
+        except ValueError:
+            return _error(400, "invalid_json", "body is not JSON", "$")
+        if not isinstance(req, dict):
+            return _error(400, "invalid_request", "body must be an object", "$")
+        tenant = req.get("tenant")
+        if not isinstance(tenant, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", tenant):
+            return _error(400, "invalid_request", "tenant must be 1-64 chars of [A-Za-z0-9_.-]", "$.tenant")
+        scopes = req.get("scopes", list(ALL_SCOPES))
+        if isinstance(scopes, str):
+            scopes = scopes.split()
+        if not isinstance(scopes, list) or not all(isinstance(s, str) and s for s in scopes):
+            return _error(400, "invalid_request", "scopes must be a list of strings", "$.scopes")
+        ttl = req.get("ttl", 3600)
+        if not isinstance(ttl, int) or isinstance(ttl, bool) or not 1 <= ttl <= 86400:
+            return _error(400, "invalid_request", "ttl must be an integer in 1..86400", "$.ttl")
+        sub = req.get("sub", "dev")
+        if not isinstance(sub, str) or not sub:
+            return _error(400, "invalid_request", "sub must be a non-empty string", "$.sub")
+        now = int(time.time())
+        token = self.issuer.issue(tenant, scopes, sub=sub, ttl=ttl, now=now)
+        expires = datetime.fromtimestamp(now + ttl, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return _json(200, {"token": token, "expiresAt": expires, "tenant": tenant, "scopes": scopes})
+
+
+def _error(status: int, code: str, message: str, path: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    return _json(status, {"error": {"code": code, "message": message, "path": path}})

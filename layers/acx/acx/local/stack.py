@@ -1,0 +1,524 @@
+"""The whole service on one machine: moto for AWS, a local HTTP API, SQS pumps and the verify schedule.
+
+``LocalStack`` wires the unchanged Lambda handlers (``functions/*/app.py``) to moto the way AWS wires
+them to the real services: the gateway invokes the api function per request, the ingest and export
+queues are polled into their functions with real SQS events (partial batch failures honoured, so
+moto's redrive moves poison messages to the DLQ), and an EventBridge-style schedule runs the verify
+function. Tests and the demo use it as a context manager::
+
+    with LocalStack() as stack:
+        token = stack.token("demo")
+        ...  # HTTP against stack.endpoint
+        stack.drain()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import logging
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from acx.local.gateway import ACCOUNT_ID, Gateway, LambdaContext
+from acx.local.jwt_issuer import ALL_SCOPES, DevIssuer
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+FAKE_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+}
+_FAKE_KW = {k.lower(): v for k, v in FAKE_CREDENTIALS.items()}  # moto accepts any credentials
+
+
+def repo_root() -> Path:
+    """The repository root: $ACX_ROOT, else the checkout this package is installed from."""
+    env = os.environ.get("ACX_ROOT")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[4]
+
+
+def free_port() -> int:
+    """An unused TCP port on 127.0.0.1 (for the moto subprocess, which must be told its port)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def load_handler(path: Path, name: str) -> Handler | None:
+    """``lambda_handler`` of a function file, imported under a unique module name (None if absent)."""
+    if not path.is_file():
+        return None
+    module_name = f"acx_local_fn_{name}_{uuid.uuid4().hex[:8]}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        return None
+    module: ModuleType = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    handler: Handler = module.lambda_handler
+    return handler
+
+
+def sqs_event(messages: Iterable[dict[str, Any]], queue_arn: str, region: str) -> dict[str, Any]:
+    """The event Lambda's SQS event source mapping delivers for a batch of received messages."""
+    records = []
+    for m in messages:
+        records.append(
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m.get("Body", ""),
+                "attributes": dict(m.get("Attributes") or {}),
+                "messageAttributes": {
+                    k: {
+                        "stringValue": v.get("StringValue"),
+                        "binaryValue": v.get("BinaryValue"),
+                        "stringListValues": [],
+                        "binaryListValues": [],
+                        "dataType": v.get("DataType", "String"),
+                    }
+                    for k, v in (m.get("MessageAttributes") or {}).items()
+                },
+                "md5OfBody": m.get("MD5OfBody", ""),
+                "eventSource": "aws:sqs",
+                "eventSourceARN": queue_arn,
+                "awsRegion": region,
+            }
+        )
+    return {"Records": records}
+
+
+def scheduled_event(region: str, rule: str = "acx-verify-schedule") -> dict[str, Any]:
+    """An EventBridge "Scheduled Event", as a schedule rule delivers it to Lambda."""
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": ACCOUNT_ID,
+        "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "region": region,
+        "resources": [f"arn:aws:events:{region}:{ACCOUNT_ID}:rule/{rule}"],
+        "detail": {},
+    }
+
+
+def _log(msg: str) -> None:
+    print(f"[local] {msg}", file=sys.stderr, flush=True)
+
+
+class LocalStack:
+    """Context manager running moto, the gateway, the queue pumps and the verify schedule."""
+
+    def __init__(
+        self,
+        port: int = 0,
+        *,
+        root: Path | None = None,
+        template_path: Path | None = None,
+        prefix: str = "acx-local",
+        region: str = "us-east-1",
+        verify_interval: float | None = 300.0,
+        isolated_moto: bool = False,
+        batch_size: int = 10,
+        function_timeout: float = 30.0,
+        retry_delay: int | None = None,
+    ) -> None:
+        """``isolated_moto`` runs moto in a child process, safe from ``mock_aws`` resets here.
+
+        ``retry_delay`` (seconds) shortens the wait before a failed SQS message is redelivered; None
+        keeps the queue's visibility timeout, as in AWS. Tests set it low so poison messages reach
+        the DLQ (after maxReceiveCount deliveries) in seconds.
+        """
+        self.root = root or repo_root()
+        self.template_path = template_path or self.root / "template.yaml"
+        self.port = port
+        self.prefix = prefix
+        self.region = region
+        self.verify_interval = verify_interval
+        self.isolated_moto = isolated_moto
+        self.batch_size = batch_size
+        self.function_timeout = function_timeout
+        self.retry_delay = retry_delay
+        self.issuer = DevIssuer()
+        self.env: dict[str, str] = {}
+        self.handlers: dict[str, Handler | None] = {}
+        self._moto: Any = None
+        self._moto_proc: subprocess.Popen[bytes] | None = None
+        self._moto_endpoint = ""
+        self._gateway: Gateway | None = None
+        self._saved_env: dict[str, str | None] = {}
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._busy = 0
+        self._busy_lock = threading.Lock()
+        self._verify_lock = threading.Lock()
+        self._queues: dict[str, tuple[str, str]] = {}  # name -> (url, arn)
+        self._clients: dict[str, Any] = {}
+        self.errors: list[str] = []
+
+    # -- properties
+    @property
+    def endpoint(self) -> str:
+        """Base URL of the local HTTP API (what ``acx login --local --endpoint`` takes)."""
+        if self._gateway is None:
+            raise RuntimeError("stack not started")
+        return self._gateway.url
+
+    @property
+    def moto_endpoint(self) -> str:
+        return self._moto_endpoint
+
+    def token(self, tenant: str, scopes: Iterable[str] = ALL_SCOPES, ttl: int = 3600) -> str:
+        """A dev JWT the gateway accepts."""
+        return self.issuer.issue(tenant, list(scopes), ttl=ttl)
+
+    def client(self, service: str) -> Any:
+        """A boto3 client pointed at this stack's moto (tests use it to inspect or tamper)."""
+        c = self._clients.get(service)
+        if c is None:
+            import boto3
+            from botocore.config import Config
+
+            cfg = Config(
+                signature_version="s3v4" if service == "s3" else None,
+                s3={"addressing_style": "path"} if service == "s3" else None,
+            )
+            c = self._clients[service] = boto3.client(
+                service,
+                region_name=self.region,
+                endpoint_url=self._moto_endpoint,
+                **_FAKE_KW,
+                config=cfg,
+            )
+        return c
+
+    # -- lifecycle
+    def __enter__(self) -> LocalStack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> LocalStack:
+        """Start everything; on any failure, tear down what was started and re-raise."""
+        try:
+            self._start_moto()
+            self._set_env(
+                {
+                    **FAKE_CREDENTIALS,
+                    "AWS_ENDPOINT_URL": self._moto_endpoint,
+                    "AWS_DEFAULT_REGION": self.region,
+                    "AWS_REGION": self.region,
+                    "ACX_LOCAL": "1",
+                    "POWERTOOLS_TRACE_DISABLED": "true",
+                    "POWERTOOLS_METRICS_NAMESPACE": os.environ.get(
+                        "POWERTOOLS_METRICS_NAMESPACE", "AcxLocal"
+                    ),
+                }
+            )
+            self._reset_process_caches()
+            self._create_resources()
+            self._reset_process_caches()
+            self._load_handlers()
+            self._gateway = Gateway(
+                self.handlers.get("api"), self.issuer, port=self.port, region=self.region
+            ).start()
+            self._start_pumps()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def close(self) -> None:
+        """Stop threads, the gateway and moto; restore the environment."""
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=10)
+        self._threads.clear()
+        if self._gateway is not None:
+            self._gateway.stop()
+            self._gateway = None
+        if self._moto is not None:
+            with contextlib.suppress(Exception):
+                self._moto.stop()
+            self._moto = None
+        if self._moto_proc is not None:
+            self._moto_proc.terminate()
+            try:
+                self._moto_proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._moto_proc.kill()
+            self._moto_proc = None
+        for key, old in self._saved_env.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+        self._saved_env.clear()
+        self._reset_process_caches()
+
+    def _start_moto(self) -> None:
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no per-request lines from moto
+        if self.isolated_moto:
+            port = free_port()
+            code = f"import sys\nfrom acx.local.stack import _serve_moto\n_serve_moto({port})\n"
+            self._moto_proc = subprocess.Popen([sys.executable, "-c", code])  # noqa: S603
+            self._moto_endpoint = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    urllib.request.urlopen(self._moto_endpoint + "/moto-api/data.json", timeout=1).close()  # noqa: S310
+                    break
+                except OSError:
+                    if self._moto_proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError("moto server did not start") from None
+                    time.sleep(0.05)
+            return
+        from moto.server import ThreadedMotoServer
+
+        _install_ed25519()
+        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self._moto.start()
+        host, port = self._moto.get_host_and_port()
+        self._moto_endpoint = f"http://{host}:{port}"
+
+    def _set_env(self, values: dict[str, str]) -> None:
+        for key, value in values.items():
+            if key not in self._saved_env:
+                self._saved_env[key] = os.environ.get(key)
+            os.environ[key] = value
+            self.env[key] = value
+
+    def _reset_process_caches(self) -> None:
+        """Drop settings and boto3 clients cached by already-imported modules (endpoint changed)."""
+        cfg = sys.modules.get("acx.config")
+        if cfg is not None:
+            cfg.settings.cache_clear()
+        aws = sys.modules.get("acx.adapters.aws")
+        if aws is not None:
+            aws.reset()
+        deps = sys.modules.get("acx.usecases.deps")
+        if deps is not None and hasattr(deps.deps, "cache_clear"):
+            deps.deps.cache_clear()
+
+    def _create_resources(self) -> None:
+        from acx.local.resources import create_from_template
+
+        clients = {s: self.client(s) for s in ("dynamodb", "s3", "sqs", "kms", "sns")}
+        env = create_from_template(
+            self.template_path,
+            clients,
+            region=self.region,
+            prefix=self.prefix,
+            endpoint_url=self._moto_endpoint,
+        )
+        self._set_env({k: str(v) for k, v in env.items()})
+
+    def _load_handlers(self) -> None:
+        for name in ("api", "ingest", "verify", "export"):
+            self.handlers[name] = load_handler(self.root / "functions" / name / "app.py", name)
+            if self.handlers[name] is None:
+                _log(f"functions/{name}/app.py not found: {name} is disabled")
+
+    # -- queues
+    def _start_pumps(self) -> None:
+        sqs = self.client("sqs")
+        for name, var in (
+            ("ingest", "INGEST_QUEUE_URL"),
+            ("export", "EXPORT_QUEUE_URL"),
+            ("dlq", "INGEST_DLQ_URL"),
+        ):
+            url = self.env.get(var)
+            if not url:
+                continue
+            arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+                "QueueArn"
+            ]
+            self._queues[name] = (url, arn)
+        for name in ("ingest", "export"):
+            if name in self._queues and self.handlers.get(name) is not None:
+                self._spawn(f"pump-{name}", self._pump, name)
+        if self.verify_interval and self.handlers.get("verify") is not None:
+            self._spawn("verify-schedule", self._schedule)
+
+    def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
+        t = threading.Thread(target=target, args=args, name=f"acx-{name}", daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    @contextlib.contextmanager
+    def _working(self) -> Iterator[None]:
+        with self._busy_lock:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._busy_lock:
+                self._busy -= 1
+
+    def _pump(self, name: str) -> None:
+        import boto3
+
+        # A client of its own per pump thread; polls are short so shutdown is prompt.
+        sqs = boto3.client(
+            "sqs",
+            region_name=self.region,
+            endpoint_url=self._moto_endpoint,
+            **_FAKE_KW,
+        )
+        url, arn = self._queues[name]
+        handler = self.handlers[name]
+        assert handler is not None
+        while not self._stop.is_set():
+            try:
+                resp = sqs.receive_message(
+                    QueueUrl=url,
+                    MaxNumberOfMessages=self.batch_size,
+                    WaitTimeSeconds=0,
+                    AttributeNames=["All"],
+                    MessageAttributeNames=["All"],
+                )
+            except Exception as exc:
+                if not self._stop.is_set():
+                    self._error(f"{name} receive failed: {type(exc).__name__}")
+                self._stop.wait(1.0)
+                continue
+            messages = resp.get("Messages") or []
+            if not messages:
+                self._stop.wait(0.1)
+                continue
+            # Received messages are invisible in the queue until deleted, and the handler runs under
+            # _working(), so drain() never sees "idle" while a batch is in flight.
+            with self._working():
+                self._deliver(sqs, name, url, arn, handler, messages)
+
+    def _deliver(
+        self, sqs: Any, name: str, url: str, arn: str, handler: Handler, messages: list[dict[str, Any]]
+    ) -> None:
+        ids = {m["MessageId"] for m in messages}
+        try:
+            result = handler(sqs_event(messages, arn, self.region), self._context(name))
+            failed = set()
+            if isinstance(result, dict):
+                failed = {str(f.get("itemIdentifier")) for f in result.get("batchItemFailures") or []}
+                if failed - ids:  # Lambda treats an unknown identifier as a failure of the whole batch
+                    failed = ids
+        except Exception as exc:
+            self._error(f"{name} handler raised {type(exc).__name__}; batch returns to the queue")
+            failed = ids
+        if failed and self.retry_delay is not None:
+            for m in messages:
+                if m["MessageId"] in failed:
+                    with contextlib.suppress(Exception):
+                        sqs.change_message_visibility(
+                            QueueUrl=url, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=self.retry_delay
+                        )
+        done = [m for m in messages if m["MessageId"] not in failed]
+        for i in range(0, len(done), 10):
+            entries = [
+                {"Id": str(j), "ReceiptHandle": m["ReceiptHandle"]} for j, m in enumerate(done[i : i + 10])
+            ]
+            sqs.delete_message_batch(QueueUrl=url, Entries=entries)
+
+    def _context(self, name: str) -> LambdaContext:
+        return LambdaContext(
+            function_name=f"{self.prefix}-{name}", region=self.region, timeout_s=self.function_timeout
+        )
+
+    def _error(self, message: str) -> None:
+        self.errors.append(message)
+        _log(message)
+
+    # -- verification
+    def _schedule(self) -> None:
+        assert self.verify_interval
+        while not self._stop.wait(self.verify_interval):
+            try:
+                self.run_verification_now()
+            except Exception as exc:
+                self._error(f"scheduled verification raised {type(exc).__name__}")
+
+    def run_verification_now(self) -> Any:
+        """Invoke the verify function with a scheduled event now; returns its result."""
+        handler = self.handlers.get("verify")
+        if handler is None:
+            raise RuntimeError("functions/verify/app.py is not available")
+        with self._verify_lock, self._working():
+            return handler(scheduled_event(self.region), self._context("verify"))
+
+    # -- waiting
+    def _queues_empty(self) -> bool:
+        sqs = self.client("sqs")
+        names = [
+            "ApproximateNumberOfMessages",
+            "ApproximateNumberOfMessagesNotVisible",
+            "ApproximateNumberOfMessagesDelayed",
+        ]
+        for qname, (url, _) in self._queues.items():
+            if qname == "dlq":
+                continue
+            attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
+            if any(int(attrs.get(n, 0)) for n in names):
+                return False
+        return True
+
+    def drain(self, timeout: float = 30.0) -> None:
+        """Wait until the queues are empty and no handler runs; TimeoutError after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        quiet = 0
+        while time.monotonic() < deadline:
+            with self._busy_lock:
+                busy = self._busy
+            if busy == 0 and self._queues_empty():
+                quiet += 1
+                if quiet >= 3:  # stable across polls: nothing was between receive and delete
+                    return
+            else:
+                quiet = 0
+            time.sleep(0.05)
+        raise TimeoutError(f"local stack did not drain within {timeout}s")
+
+
+def _install_ed25519() -> None:
+    """Add Ed25519 KMS keys to this process's moto (the helper may not exist yet during development)."""
+    try:
+        from acx.local import moto_ed25519
+    except ModuleNotFoundError as exc:
+        if exc.name != "acx.local.moto_ed25519":
+            raise
+        _log("acx.local.moto_ed25519 not found: Ed25519 KMS keys unavailable")
+        return
+    moto_ed25519.install()
+
+
+def _serve_moto(port: int) -> None:
+    """Entry point of the isolated moto child process (see ``LocalStack(isolated_moto=True)``)."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    _install_ed25519()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    parent = os.getppid()
+    try:
+        while os.getppid() == parent:  # exit with the parent, never linger as an orphan
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    server.stop()
