@@ -1,0 +1,132 @@
+"""Log entries of the receipted, hash-chained memory log (DESIGN §1.2).
+
+Each write is one entry ``{v, actor, chainKey, seq, operation, tier, contentHash, createdAt, covers?}``;
+its hash is ``sha256(canonical({prevHash, ...payload}))`` in hex. The chain hashes the *content hash*,
+never the plaintext, so forgetting a record erases its text while every link still verifies. The Merkle
+leaves are the entry hash bytes.
+
+The chain alone does not stop an attacker who rewrites every entry consistently from a point on: the
+signed checkpoint and the witnessed size do that (see :mod:`acx.core.checkpoint`, ``usecases.verify``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from acx.core.canonical import dumps, sha256_hex
+
+VERSION = 1
+GENESIS = "0" * 64
+OPERATIONS = ("remember", "forget", "lock", "unlock")
+_HEX = frozenset("0123456789abcdef")
+
+
+class EntryError(ValueError):
+    """A payload that does not have the entry shape."""
+
+
+def chain_key(tenant: str, package: str) -> str:
+    """The per-package chain name bound into every entry (an entry cannot be moved to another chain)."""
+    return f"{tenant}/{package}"
+
+
+def content_hash(record: Any) -> str:
+    """Hex sha256 of the canonical JSON of a record (what the chain commits to)."""
+    return sha256_hex(record)
+
+
+def file_content_hash(path: str, content: str) -> str:
+    """Content hash of a package file; binds the path so a file cannot be renamed silently."""
+    return sha256_hex({"path": path, "content": content})
+
+
+def _is_hex64(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
+
+
+def make_payload(
+    *,
+    actor: str,
+    chain: str,
+    seq: int,
+    operation: str,
+    tier: str,
+    content_hash: str,
+    created_at: str,
+    covers: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Build and validate an entry payload."""
+    payload: dict[str, Any] = {
+        "v": VERSION,
+        "actor": actor,
+        "chainKey": chain,
+        "seq": seq,
+        "operation": operation,
+        "tier": tier,
+        "contentHash": content_hash,
+        "createdAt": created_at,
+    }
+    if covers is not None:
+        payload["covers"] = {"seq": covers["seq"], "hash": covers["hash"]}
+    validate_payload(payload)
+    return payload
+
+
+def validate_payload(payload: dict[str, Any]) -> None:
+    """Raise :class:`EntryError` unless ``payload`` has the entry shape."""
+    if payload.get("v") != VERSION:
+        raise EntryError("unsupported entry version")
+    if payload.get("operation") not in OPERATIONS:
+        raise EntryError(f"operation must be one of {', '.join(OPERATIONS)}")
+    seq = payload.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+        raise EntryError("seq must be a non-negative integer")
+    for name in ("actor", "chainKey", "tier", "createdAt"):
+        if not isinstance(payload.get(name), str) or not payload[name]:
+            raise EntryError(f"{name} must be a non-empty string")
+    if not _is_hex64(payload.get("contentHash")):
+        raise EntryError("contentHash must be 64 lowercase hex")
+    covers = payload.get("covers")
+    if payload["operation"] == "forget":
+        if (
+            not isinstance(covers, dict)
+            or not _is_hex64(covers.get("hash"))
+            or not isinstance(covers.get("seq"), int)
+        ):
+            raise EntryError("a forget entry must cover {seq, hash} of the forgotten entry")
+        if covers["seq"] >= seq:
+            raise EntryError("a forget entry can only cover an earlier entry")
+    elif covers is not None:
+        raise EntryError("only forget entries carry covers")
+    extra = set(payload) - {
+        "v",
+        "actor",
+        "chainKey",
+        "seq",
+        "operation",
+        "tier",
+        "contentHash",
+        "createdAt",
+        "covers",
+    }
+    if extra:
+        raise EntryError(f"unknown payload fields: {sorted(extra)}")
+
+
+def entry_hash(prev_hash: str, payload: dict[str, Any]) -> str:
+    """Hex sha256 of canonical ``{prevHash, ...payload}``: the link to the previous entry."""
+    if not _is_hex64(prev_hash):
+        raise EntryError("prevHash must be 64 lowercase hex")
+    if "prevHash" in payload:
+        raise EntryError("payload must not carry prevHash")
+    return hashlib.sha256(dumps({"prevHash": prev_hash, **payload})).hexdigest()
+
+
+def chain(prev_hash: str, payloads: list[dict[str, Any]]) -> list[str]:
+    """Hashes of consecutive payloads chained from ``prev_hash``."""
+    out: list[str] = []
+    for payload in payloads:
+        prev_hash = entry_hash(prev_hash, payload)
+        out.append(prev_hash)
+    return out

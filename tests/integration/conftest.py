@@ -1,0 +1,102 @@
+"""moto fixtures for the log store: tables with the layout of docs/ARCHITECTURE.md."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from acx.adapters.log_store import LogStore
+from acx.config import Settings
+from acx.core.signing import LocalEd25519Signer
+
+
+def create_tables(dynamodb_client: Any, settings: Settings) -> None:
+    """Create every table (pk S + sk S, on demand). To be replaced by template-driven creation."""
+    for name in (settings.records_table, settings.receipts_table, settings.heads_table, settings.jobs_table):
+        dynamodb_client.create_table(
+            TableName=name,
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+
+
+class FakeClock:
+    """Deterministic time: sleeping advances it, so lease expiry is instant in tests."""
+
+    def __init__(self, start: float = 1_750_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += max(seconds, 0.001)
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return Settings.model_validate({})
+
+
+@pytest.fixture
+def ddb(settings: Settings) -> Iterator[Any]:
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        create_tables(client, settings)
+        yield client
+
+
+@pytest.fixture(scope="session")
+def signer() -> LocalEd25519Signer:
+    return LocalEd25519Signer()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def store(ddb: Any, settings: Settings, signer: LocalEd25519Signer, clock: FakeClock) -> LogStore:
+    return LogStore(ddb, settings, signer, "acx-test-log", clock=clock, sleep=clock.sleep)
+
+
+def _make_record(i: int, text: str = "", portable: bool = True) -> dict[str, Any]:
+    """A small memory record (shape only; validation is another module's job)."""
+    return {
+        "id": f"m-{i:05d}",
+        "title": f"lesson {i}",
+        "summary": text or f"summary of lesson {i}: retry with jittered backoff",
+        "portable": portable,
+        "codebaseFingerprint": None if portable else "cbf1_" + "a" * 40,
+        "tags": ["ops", f"t{i % 3}"],
+        "impact": "neutral",
+        "xpAwarded": i,
+    }
+
+
+def _write_of(record: dict[str, Any]) -> dict[str, Any]:
+    from acx.core.canonical import sha256_hex
+
+    return {"record": record, "slot": sha256_hex({"slotOf": record["summary"], "id": record["id"]})}
+
+
+@pytest.fixture(name="make_record")
+def make_record_fixture() -> Any:
+    return _make_record
+
+
+@pytest.fixture(name="write_of")
+def write_of_fixture() -> Any:
+    return _write_of

@@ -1,0 +1,203 @@
+"""Each tampering of the stored log is detected, with the right reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from acx.adapters.log_store import LogStore, compress, decode_receipt, from_item, pad, to_item
+from acx.core import log as logcore
+from acx.core import merkle
+from acx.core.checkpoint import Checkpoint, sign_checkpoint
+from acx.core.signing import LocalEd25519Signer
+from acx.usecases.verify import verify_package
+
+PK = {"S": "t1#pkg"}
+
+
+@pytest.fixture
+def built(store: LogStore, make_record: Any, write_of: Any) -> LogStore:
+    for k in range(3):
+        store.append("t1", "pkg", "a", [write_of(make_record(10 * k + i)) for i in range(3)])
+    store.forget("t1", "pkg", "a", record_id="m-00011")
+    first = verify_package(store, "t1", "pkg")  # establishes the witness at size 10
+    assert first.status == "ok" and first.size == 10, str(first.to_dict())
+    return store
+
+
+def key(sk: str) -> dict[str, Any]:
+    return {"pk": PK, "sk": {"S": sk}}
+
+
+def reason(store: LogStore, incremental: bool = False) -> tuple[str, str | None]:
+    r = verify_package(store, "t1", "pkg", incremental=incremental)
+    return r.status, r.reason
+
+
+def test_untouched_log_verifies_fully_and_incrementally(
+    built: LogStore, write_of: Any, make_record: Any
+) -> None:
+    built.append("t1", "pkg", "a", [write_of(make_record(77))])
+    r = verify_package(built, "t1", "pkg", incremental=True)
+    assert (r.status, r.checked, r.size) == ("ok", 1, 11)
+    assert reason(built) == ("ok", None)
+
+
+def test_edited_plaintext(built: LogStore, settings: Any) -> None:
+    row = from_item(built.db.get_item(TableName=settings.records_table, Key=key("r#m-00020"))["Item"])
+    built.db.update_item(
+        TableName=settings.records_table,
+        Key=key("r#m-00020"),
+        UpdateExpression="SET body = :b",
+        ExpressionAttributeValues={":b": {"B": compress({"id": "m-00020", "evil": True})}},
+    )
+    assert row["state"] == "active"
+    assert reason(built) == ("broken", "content-hash")
+
+
+def test_edited_row_hash(built: LogStore, settings: Any) -> None:
+    built.db.update_item(
+        TableName=settings.records_table,
+        Key=key("r#m-00000"),
+        UpdateExpression="SET contentHash = :h",
+        ExpressionAttributeValues={":h": {"B": b"\x01" * 32}},
+    )
+    assert reason(built) == ("broken", "row-receipt-mismatch")
+
+
+def test_forged_row_without_receipt(built: LogStore, settings: Any) -> None:
+    record = {"id": "forged", "title": "x"}
+    item = {
+        "pk": "t1#pkg",
+        "sk": "r#forged",
+        "seq": 10,
+        "state": "active",
+        "body": compress(record),
+        "contentHash": bytes.fromhex(logcore.content_hash(record)),
+        "entryHash": b"\x02" * 32,
+        "slot": "s",
+    }
+    built.db.put_item(TableName=settings.records_table, Item=to_item(item))
+    assert reason(built) == ("broken", "row-without-receipt")
+
+
+def test_deleted_receipt(built: LogStore, settings: Any) -> None:
+    built.db.delete_item(TableName=settings.receipts_table, Key=key(pad(3)))
+    r = verify_package(built, "t1", "pkg")
+    assert (r.status, r.reason, r.first_bad_seq) == ("broken", "sequence-gap", 3)
+
+
+def test_all_receipts_deleted_is_unverifiable(built: LogStore, settings: Any) -> None:
+    for sk in (pad(0), pad(3), pad(6), pad(9)):
+        built.db.delete_item(TableName=settings.receipts_table, Key=key(sk))
+    built.db.delete_item(TableName=settings.heads_table, Key=key("witness"))
+    assert reason(built)[0] == "unverifiable"
+
+
+def rewrite_consistently(store: LogStore, settings: Any, record_id: str, new_record: dict[str, Any]) -> None:
+    """The attacker's best move without the key: change a record and recompute every hash after it."""
+    db = store.db
+    items = [
+        from_item(i)
+        for i in db.query(
+            TableName=settings.receipts_table,
+            KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": PK},
+        )["Items"]
+    ]
+    new_ch = bytes.fromhex(logcore.content_hash(new_record))
+    prev, rng, new_hash = logcore.GENESIS, merkle.CompactRange(), {}
+    for item in items:
+        item["prev"] = bytes.fromhex(prev)
+        for e, decoded in zip(item["e"], decode_receipt(item), strict=True):
+            payload = decoded["payload"]
+            if e["k"] == f"r#{record_id}" and e["o"] == "remember":
+                e["c"] = new_ch
+                payload["contentHash"] = new_ch.hex()
+            h = logcore.entry_hash(prev, payload)
+            e["h"] = bytes.fromhex(h)
+            new_hash[e["s"]] = e["h"]
+            rng.append(e["h"])
+            prev = h
+        db.put_item(TableName=settings.receipts_table, Item=to_item(item))
+    head = from_item(db.get_item(TableName=settings.heads_table, Key=key("head"))["Item"])
+    head.update(chainHead=prev, range=rng.to_hex())
+    db.put_item(TableName=settings.heads_table, Item=to_item(head))
+    for row in store.iter_rows("t1", "pkg"):
+        row["entryHash"] = new_hash[int(row["seq"])]
+        if row["sk"] == f"r#{record_id}":
+            row["body"], row["contentHash"] = compress(new_record), new_ch
+        db.put_item(TableName=settings.records_table, Item=to_item(row))
+
+
+def test_consistent_rewrite_of_both_tables(built: LogStore, settings: Any) -> None:
+    rewrite_consistently(built, settings, "m-00020", {"id": "m-00020", "title": "rewritten"})
+    assert reason(built) == ("broken", "witness-mismatch")
+    built.db.delete_item(TableName=settings.heads_table, Key=key("witness"))  # a verifier with no history
+    assert reason(built) == ("broken", "checkpoint-mismatch")  # the signed root still names the old log
+
+
+def test_consistent_rewrite_with_self_signed_checkpoint(built: LogStore, settings: Any) -> None:
+    rewrite_consistently(built, settings, "m-00020", {"id": "m-00020", "title": "rewritten"})
+    built.db.delete_item(TableName=settings.heads_table, Key=key("witness"))
+    head = built.head("t1", "pkg")
+    forged = sign_checkpoint(
+        Checkpoint("dev.acx.local/t1/pkg", 10, bytes.fromhex(head["root"]), head["chainHead"]),
+        "acx-test-log",
+        LocalEd25519Signer(),
+    )
+    built.db.put_item(
+        TableName=settings.heads_table,
+        Item=to_item({"pk": "t1#pkg", "sk": f"cp#{pad(10)}", "size": 10, "text": forged}),
+    )
+    assert reason(built) == ("broken", "checkpoint-signature")
+
+
+def test_truncated_last_entries(built: LogStore, settings: Any) -> None:
+    db = built.db
+    db.delete_item(TableName=settings.receipts_table, Key=key(pad(9)))  # the forget entry
+    db.delete_item(TableName=settings.heads_table, Key=key(f"cp#{pad(10)}"))
+    db.delete_item(TableName=settings.receipts_table, Key=key(pad(6)))
+    db.delete_item(TableName=settings.heads_table, Key=key(f"cp#{pad(9)}"))
+    for i in range(20, 23):
+        db.delete_item(TableName=settings.records_table, Key=key(f"r#m-{i:05d}"))
+    rng = merkle.CompactRange()
+    entries = list(built.entries("t1", "pkg"))
+    for e in entries:
+        rng.append(bytes.fromhex(e["hash"]))
+    row = from_item(db.get_item(TableName=settings.records_table, Key=key("r#m-00011"))["Item"])
+    db.put_item(
+        TableName=settings.records_table,
+        Item=to_item({**row, "seq": 4, "state": "active", "entryHash": bytes.fromhex(entries[4]["hash"])}),
+    )
+    head = from_item(db.get_item(TableName=settings.heads_table, Key=key("head"))["Item"])
+    head.update(size=6, chainHead=entries[-1]["hash"], range=rng.to_hex())
+    db.put_item(TableName=settings.heads_table, Item=to_item(head))
+    r = verify_package(built, "t1", "pkg")
+    assert (r.status, r.reason) == ("broken", "truncated"), str(r.to_dict())
+    assert reason(built, incremental=True) == ("broken", "truncated")
+
+
+def test_older_checkpoint_put_back(built: LogStore, settings: Any) -> None:
+    old = built.checkpoint_at("t1", "pkg", 6)
+    built.db.put_item(
+        TableName=settings.heads_table,
+        Item=to_item({"pk": "t1#pkg", "sk": f"cp#{pad(10)}", "size": 10, "text": old}),
+    )
+    assert reason(built) == ("broken", "checkpoint-rollback")
+    built.db.delete_item(TableName=settings.heads_table, Key=key("witness"))
+    assert reason(built) == ("broken", "checkpoint-mismatch")
+
+
+def test_forged_checkpoint_signature(built: LogStore, settings: Any) -> None:
+    text = built.latest_checkpoint("t1", "pkg") or ""
+    body, sig_line = text.rsplit("\n\n", 1)
+    prefix, b64 = sig_line.rsplit(" ", 1)
+    flipped = "A" if b64[10] != "A" else "B"
+    forged = f"{body}\n\n{prefix} {b64[:10]}{flipped}{b64[11:]}"
+    built.db.put_item(
+        TableName=settings.heads_table,
+        Item=to_item({"pk": "t1#pkg", "sk": f"cp#{pad(10)}", "size": 10, "text": forged}),
+    )
+    assert reason(built) == ("broken", "checkpoint-signature")

@@ -1,0 +1,98 @@
+"""Log entries: the hash definition, the chain, and payload validation."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from acx.core import log
+
+PAYLOAD = log.make_payload(
+    actor="agent-1",
+    chain="t1/pkg",
+    seq=0,
+    operation="remember",
+    tier="rom",
+    content_hash="a" * 64,
+    created_at="2025-01-01T00:00:00Z",
+)
+
+
+def test_entry_hash_is_sha256_of_canonical_prevhash_plus_payload() -> None:
+    expected_bytes = json.dumps(
+        {"prevHash": log.GENESIS, **PAYLOAD}, sort_keys=True, separators=(",", ":")
+    ).encode()
+    assert log.entry_hash(log.GENESIS, PAYLOAD) == hashlib.sha256(expected_bytes).hexdigest()
+    assert log.GENESIS == "0" * 64
+
+
+def test_chain_links_and_depends_on_every_field() -> None:
+    second = {**PAYLOAD, "seq": 1}
+    h0, h1 = log.chain(log.GENESIS, [PAYLOAD, second])
+    assert h1 == log.entry_hash(h0, second)
+    for field, value in [("actor", "x"), ("tier", "save"), ("contentHash", "b" * 64), ("seq", 2)]:
+        assert log.entry_hash(h0, {**second, field: value}) != h1
+    assert log.entry_hash("1" * 64, second) != h1
+
+
+def test_content_hash_hashes_the_canonical_record() -> None:
+    assert log.content_hash({"b": 1, "a": "x"}) == hashlib.sha256(b'{"a":"x","b":1}').hexdigest()
+    assert log.file_content_hash("a.md", "x") != log.file_content_hash("b.md", "x")
+
+
+def test_forget_needs_covers_and_others_refuse_it() -> None:
+    fine = log.make_payload(
+        actor="a",
+        chain="c",
+        seq=3,
+        operation="forget",
+        tier="rom",
+        content_hash="a" * 64,
+        created_at="t",
+        covers={"seq": 1, "hash": "c" * 64},
+    )
+    assert fine["covers"] == {"seq": 1, "hash": "c" * 64}
+    with pytest.raises(log.EntryError):
+        log.make_payload(
+            actor="a", chain="c", seq=3, operation="forget", tier="rom", content_hash="a" * 64, created_at="t"
+        )
+    with pytest.raises(log.EntryError):
+        log.make_payload(
+            actor="a",
+            chain="c",
+            seq=3,
+            operation="forget",
+            tier="rom",
+            content_hash="a" * 64,
+            created_at="t",
+            covers={"seq": 3, "hash": "c" * 64},
+        )
+    with pytest.raises(log.EntryError):
+        log.make_payload(
+            actor="a",
+            chain="c",
+            seq=3,
+            operation="remember",
+            tier="rom",
+            content_hash="a" * 64,
+            created_at="t",
+            covers={"seq": 1, "hash": "c" * 64},
+        )
+    with pytest.raises(log.EntryError):
+        log.make_payload(
+            actor="a", chain="c", seq=0, operation="delete", tier="rom", content_hash="a" * 64, created_at="t"
+        )
+    with pytest.raises(log.EntryError):
+        log.make_payload(
+            actor="a",
+            chain="c",
+            seq=0,
+            operation="remember",
+            tier="rom",
+            content_hash="A" * 64,
+            created_at="t",
+        )
+    with pytest.raises(log.EntryError):
+        log.entry_hash("0" * 63, PAYLOAD)
