@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml constraints.txt
 install: $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/pytest -n $(PYTEST_WORKERS) tests
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile tests
 
 lint: $(STAMP)
 	$(BIN)/ruff check layers functions tests bench scripts

@@ -33,3 +33,10 @@ def load_vector(vectors_dir: Path):
         return json.loads((vectors_dir / name).read_text(encoding="utf-8"))
 
     return _load
+
+
+@pytest.fixture(autouse=True)
+def _no_local_stack_endpoint(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside the e2e tests, boto3 must talk to mock_aws, never to a local stack's moto server."""
+    if "e2e" not in request.node.nodeid.split("/"):
+        monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)

@@ -37,7 +37,7 @@ def _caller(scope: str, package: str | None = None) -> Principal:
     return principal
 
 
-def _json(status: int, body: Any, headers: dict[str, str] | None = None):
+def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
     return Response(status, "application/json", json.dumps(body, separators=(",", ":")), headers or {})
 
 
@@ -126,6 +126,8 @@ def _idempotent_ingest(request: dict[str, Any], body: bytes) -> dict[str, Any]:
             ).to_dict()
 
         fn = _IDEMPOTENT["fn"] = run
+        _IDEMPOTENT["config"] = config
+    _IDEMPOTENT["config"].register_lambda_context(app.lambda_context)
     return fn(request=request, body=body)  # type: ignore[no-any-return]
 
 
@@ -286,7 +288,7 @@ def get_consistency(
 
 
 @app.exception_handler(ServiceError)
-def on_service_error(exc: ServiceError):
+def on_service_error(exc: ServiceError) -> Response:
     if exc.status >= 500:
         logger.warning("request failed", extra={"code": exc.code, "status": exc.status})
     else:
@@ -297,7 +299,7 @@ def on_service_error(exc: ServiceError):
 
 
 @app.exception_handler(RequestValidationError)
-def on_validation_error(exc: RequestValidationError):
+def on_validation_error(exc: RequestValidationError) -> Response:
     errors = exc.errors()
     first = errors[0] if errors else {}
     loc = [str(p) for p in first.get("loc", ()) if p not in ("path", "query", "body")]
@@ -308,12 +310,12 @@ def on_validation_error(exc: RequestValidationError):
 
 
 @app.not_found
-def on_not_found(_: NotFoundError):
+def on_not_found(_: NotFoundError) -> Response:
     return _json(404, {"error": {"code": "not_found", "message": "no such route"}})
 
 
 @app.exception_handler(Exception)
-def on_unexpected(exc: Exception):
+def on_unexpected(exc: Exception) -> Response:
     from acx.usecases.faults import classify
 
     status, code, message, retry_after = classify(exc)

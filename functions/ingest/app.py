@@ -13,23 +13,54 @@ from urllib.parse import unquote_plus
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from pydantic import BaseModel, ConfigDict
 
 from acx.observability import logger, metrics
 
 processor = BatchProcessor(event_type=EventType.SQS)
 
 
-def record_handler(record: SQSRecord) -> None:
-    from aws_lambda_powertools.utilities.parser.models import S3Model
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="ignore")
 
+
+class S3Object(_Loose):
+    key: str
+    size: int | None = None
+
+
+class S3Bucket(_Loose):
+    name: str
+
+
+class S3Entity(_Loose):
+    bucket: S3Bucket
+    object: S3Object
+
+
+class S3Record(_Loose):
+    eventName: str  # noqa: N815 - AWS field name
+    s3: S3Entity
+
+
+class S3Notification(_Loose):
+    """The fields of an S3 event notification this function reads (powertools' S3Model requires fields
+    such as userIdentity that S3 omits in some notifications, and moto omits always)."""
+
+    Records: list[S3Record]  # noqa: N815
+
+
+def record_handler(record: SQSRecord) -> None:
     from acx.usecases.deps import deps
     from acx.usecases.uploads import ingest_upload
 
     body = json.loads(record.body)
     if body.get("Event") == "s3:TestEvent":
         return
-    event = S3Model.model_validate(body)
+    event = S3Notification.model_validate(body)
     for item in event.Records:
+        if not item.eventName.startswith("ObjectCreated"):
+            continue
         key = unquote_plus(item.s3.object.key)
         status = ingest_upload(deps(), key)
         metrics.add_metric(name=f"Uploads{status.capitalize()}", unit=MetricUnit.Count, value=1)

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def local_stack() -> Iterator[Any]:
-    """The running local stack; moto runs in a child process so `mock_aws` tests elsewhere in the
-    same worker cannot reset its state. The scheduled verification is off: tests call
-    ``run_verification_now()`` when they want it."""
+    """The running local stack, for the e2e package only: it points this process's AWS environment
+    at its moto server, so it must be gone before `mock_aws` tests run (make test uses
+    ``--dist loadfile``). moto runs in a child process so `mock_aws` tests elsewhere cannot reset its
+    state. The scheduled verification is off: tests call ``run_verification_now()`` when they want it."""
     from acx.local.stack import LocalStack
 
     isolated = os.environ.get("ACX_E2E_INPROCESS_MOTO") != "1"

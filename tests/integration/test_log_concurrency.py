@@ -8,7 +8,7 @@ from typing import Any
 
 import boto3
 import pytest
-from conftest import _make_record, _write_of, create_tables  # type: ignore[import-not-found]
+from tests.integration.conftest import _make_record, _write_of, create_tables  # type: ignore[import-not-found]
 from moto.server import ThreadedMotoServer
 
 from acx.adapters.log_store import Conflict, LogStore

@@ -9,9 +9,15 @@ invocation and its AWS calls at the service level; add the SDK only if subsegmen
 
 from __future__ import annotations
 
+import logging
+import os
+
 from aws_lambda_powertools import Logger, Metrics
 
 SERVICE = "acx-memory"
 
-logger = Logger(service=SERVICE)
+# In Lambda, logs go to stdout (CloudWatch). The local stack shares its process with the CLI
+# output, so it sends them to a file instead (ACX_LOG_FILE).
+_log_file = os.environ.get("ACX_LOG_FILE")
+logger = Logger(service=SERVICE, logger_handler=logging.FileHandler(_log_file) if _log_file else None)
 metrics = Metrics(service=SERVICE, namespace="AcxMemory")

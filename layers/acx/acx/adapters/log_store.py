@@ -85,6 +85,7 @@ class ForgetResult:
     seq: int
     checkpoint: str
     covers: dict[str, Any]
+    slot: str | None = None
 
 
 @dataclass(frozen=True)
@@ -1070,5 +1071,5 @@ class LogStore:
                 start, _, cp, _ = self._commit(tenant, package, actor, [spec], {rid: covers["seq"]}, requests)
             except Conflict:
                 continue  # the row changed under us: look again (it may now be gone -> NotFound)
-            return ForgetResult(rid, ch, start, cp, covers)
+            return ForgetResult(rid, ch, start, cp, covers, item.get("slot"))
         raise Contention("record kept changing while forgetting it")

@@ -57,12 +57,26 @@ def root(leaves: Sequence[bytes]) -> bytes:
 
 
 def from_leaves(leaf_hashes: Sequence[bytes]) -> NodeHash:
-    """A ``node_hash(lo, hi)`` backed by the full list of leaf hashes."""
+    """A ``node_hash(lo, hi)`` backed by the full list of leaf hashes.
+
+    Subtree hashes are memoised: proofs for every leaf of one tree (a cartridge export) touch O(n)
+    distinct subtrees in all, instead of O(n) hashing per proof.
+    """
+    memo: dict[tuple[int, int], bytes] = {}
+
+    def sub(lo: int, hi: int) -> bytes:
+        if hi - lo == 1:
+            return leaf_hashes[lo]
+        got = memo.get((lo, hi))
+        if got is None:
+            k = _split(hi - lo)
+            got = memo[(lo, hi)] = node_hash(sub(lo, lo + k), sub(lo + k, hi))
+        return got
 
     def get(lo: int, hi: int) -> bytes:
         if not 0 <= lo < hi <= len(leaf_hashes):
             raise IndexError(f"subtree [{lo}, {hi}) outside 0..{len(leaf_hashes)}")
-        return _subtree(leaf_hashes, lo, hi)
+        return sub(lo, hi)
 
     return get
 

@@ -21,6 +21,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -138,6 +139,7 @@ class LocalStack:
         batch_size: int = 10,
         function_timeout: float = 30.0,
         retry_delay: int | None = None,
+        log_file: Path | None = None,
     ) -> None:
         """``isolated_moto`` runs moto in a child process, safe from ``mock_aws`` resets here.
 
@@ -155,6 +157,7 @@ class LocalStack:
         self.batch_size = batch_size
         self.function_timeout = function_timeout
         self.retry_delay = retry_delay
+        self.log_file = log_file or Path(tempfile.gettempdir()) / f"acx-local-{os.getpid()}.log"
         self.issuer = DevIssuer()
         self.env: dict[str, str] = {}
         self.handlers: dict[str, Handler | None] = {}
@@ -227,6 +230,10 @@ class LocalStack:
                     "AWS_REGION": self.region,
                     "ACX_LOCAL": "1",
                     "POWERTOOLS_TRACE_DISABLED": "true",
+                    # Handlers share this process's stdout with the CLI: logs to a file, and no EMF
+                    # metric lines (CloudWatch is not here to read them).
+                    "ACX_LOG_FILE": str(self.log_file),
+                    "POWERTOOLS_METRICS_DISABLED": "true",
                     "POWERTOOLS_METRICS_NAMESPACE": os.environ.get(
                         "POWERTOOLS_METRICS_NAMESPACE", "AcxLocal"
                     ),

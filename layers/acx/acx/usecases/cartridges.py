@@ -11,6 +11,7 @@ import os
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from acx.usecases.deps import Deps
@@ -61,19 +62,20 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
     fd, path = tempfile.mkstemp(suffix=".acx")
     os.close(fd)
     os.unlink(path)
+    records, inclusion = _rows_with_proofs(deps, tenant, package, checkpoint)
     try:
         try:
             result = build_cartridge(
                 path,
-                deps.log.iter_active(tenant, package),
+                records,
                 [(p, c.encode("utf-8")) for p, c in deps.log.read_files(tenant, package)],
                 signer=deps.signer,
                 publisher_id=deps.settings.publisher_id,
                 include_field_learned=bool(job.get("includeFieldLearned")),
                 checkpoint=checkpoint,
                 verifier_key=deps.log.verifier_key(),
-                inclusion=_inclusion(deps, tenant, package, checkpoint),
-                forbidden=tuple(deps.log.repo_identifiers(tenant, package)),
+                inclusion=inclusion,
+                forbidden=_repo_identifiers(deps, tenant, package),
                 artifact_id=f"{tenant}/{package}",
                 artifact_version=str(size),
             )
@@ -100,17 +102,45 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
     return _describe(job)
 
 
-def _inclusion(deps: Deps, tenant: str, package: str, checkpoint: str | None) -> Any:
-    if checkpoint is None:
-        return None
+def _repo_identifiers(deps: Deps, tenant: str, package: str) -> tuple[str, ...]:
+    """The package's repo ids (of field-learned records): forbidden literals at the export boundary."""
+    repos = {row["record"].get("repoId") for row in deps.log.iter_active(tenant, package)}
+    return tuple(sorted(r for r in repos if isinstance(r, str) and len(r) >= 3))
+
+
+def _rows_with_proofs(
+    deps: Deps, tenant: str, package: str, checkpoint: str | None
+) -> tuple[Iterator[dict[str, Any]], Callable[[str], tuple[int, int, list[str], str] | None] | None]:
+    """Active records (streamed) and, per record, its RFC 9162 inclusion proof against ``checkpoint``.
+
+    The leaf hashes are read once and subtree hashes memoised, so proofs for n records cost O(n).
+    """
+    from acx.core import merkle
     from acx.core.checkpoint import parse_checkpoint
 
+    entry_of: dict[str, tuple[int, str]] = {}
+
+    def records() -> Iterator[dict[str, Any]]:
+        for row in deps.log.iter_active(tenant, package):
+            entry_of[row["id"]] = (row["seq"], row["entryHash"])
+            yield row["record"]
+
+    if checkpoint is None:
+        return records(), None
     size = parse_checkpoint(checkpoint).size
+    tree: list[merkle.NodeHash] = []
 
-    def proof(record_id: str) -> tuple[int, int, list[str]] | None:
-        return deps.log.record_inclusion(tenant, package, record_id, size)
+    def proof(record_id: str) -> tuple[int, int, list[str], str] | None:
+        seq, entry_hash = entry_of.get(record_id, (size, ""))
+        if seq >= size:
+            return None  # written after the checkpoint was read: no proof against it
+        if not tree:
+            leaves = [merkle.leaf_hash(bytes.fromhex(e["hash"])) for e in deps.log.entries(tenant, package, 0, size)]
+            tree.append(merkle.from_leaves(leaves))
+        path = merkle.inclusion_proof(seq, size, tree[0])
+        return seq, size, [p.hex() for p in path], entry_hash
 
-    return proof
+    return records(), proof
 
 
 def _describe(job: dict[str, Any]) -> dict[str, Any]:

@@ -28,9 +28,9 @@ def forget(
     except NotFound:
         raise not_found("memory") from None
     rewritten = erase_from_bundles(
-        deps, tenant, package, result.record_id, result.content_hash, getattr(result, "slot", None)
+        deps, tenant, package, result.record_id, result.content_hash, result.slot
     )
-    revoked = revoke_cartridges(deps, tenant, package, result.covers)
+    revoked = revoke_cartridges(deps, tenant, package, int(result.covers["seq"]))
     return {
         "forgotten": result.record_id,
         "contentHash": result.content_hash,

@@ -84,19 +84,21 @@ def refuse_forgotten(deps: Deps, tenant: str, package: str, records: list[dict[s
     ids = {r["id"] for r in records}
     hashes = {sha256_hex(r) for r in records}
     slots = {slot_key(r) for r in records}
-    hits = deps.log.forgotten(tenant, package, ids, hashes, slots)
+    hits = deps.log.forgotten(tenant, package, sorted(ids), sorted(hashes), sorted(slots))
     if hits:
-        first = hits[0]
+        stones = sorted({(h["contentHash"], int(h["seq"])) for h in hits})
+        content, seq = stones[0]
         raise ServiceError(
             409, "forgotten",
-            f"{len(hits)} record(s) match forgotten memories; tombstone {first.get('tombstone', '?')} "
-            f"(forgotten at seq {first.get('seq', '?')}) refuses this content",
-            extra={"tombstones": [{"tombstone": h.get("tombstone"), "seq": h.get("seq")} for h in hits[:20]]},
+            f"this bundle holds {len(stones)} forgotten memory(ies): tombstone sha256:{content} "
+            f"(forget entry seq {seq}) refuses the same id, content and content slot",
+            extra={"tombstones": [{"contentHash": c, "seq": q} for c, q in stones[:20]]},
         )
 
 
 def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle: Any) -> IngestSummary:
     from acx.adapters.log_store import Conflict
+    from acx.core.fingerprint import slot_key
     from acx.core.merge import MergeConflict, merge_into
 
     for attempt in range(MAX_CONFLICT_RETRIES):
@@ -104,12 +106,13 @@ def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle:
 
         def lookup(ids: set[str], slots: set[str]) -> tuple[dict[str, dict], dict[str, dict]]:
             by_id, by_slot = deps.log.lookup(tenant, package, ids, slots)
+            active = {rid: row for rid, row in by_id.items() if row["state"] == "active"}
             for rid in ids:
-                row = by_id.get(rid)
-                seen[rid] = None if row is None else row.get("_seq")
-            for rec in by_slot.values():
-                seen.setdefault(rec["id"], rec.get("_seq"))
-            return _strip(by_id), {k: _strip_one(v) for k, v in by_slot.items()}
+                seen.setdefault(rid, active[rid]["seq"] if rid in active else None)
+            for row in by_slot.values():
+                seen.setdefault(row["id"], row["seq"])
+            return ({rid: row["record"] for rid, row in active.items()},
+                    {slot: row["record"] for slot, row in by_slot.items()})
 
         try:
             plan = merge_into(lookup, bundle.records)
@@ -121,8 +124,9 @@ def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle:
             return IngestSummary(plan.accepted, plan.merged, plan.unchanged, 0, None, None,
                                  deps.log.latest_checkpoint(tenant, package), None)
         try:
+            writes = [{"record": r, "slot": slot_key(r)} for r in plan.writes]
             result = deps.log.append(
-                tenant, package, actor, plan.writes, retired=list(plan.retired), files=files, expected=seen
+                tenant, package, actor, writes, retired=list(plan.retired), files=files, expected=seen
             )
         except Conflict:
             time.sleep(random.uniform(0, 0.02 * 2**attempt))  # noqa: S311 - jitter, not crypto
@@ -132,14 +136,6 @@ def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle:
                              result.checkpoint, key)
     raise ServiceError(503, "contention", "too many concurrent writers on this package; retry",
                        headers={"Retry-After": "1"})
-
-
-def _strip_one(rec: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in rec.items() if not k.startswith("_")}
-
-
-def _strip(recs: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {k: _strip_one(v) for k, v in recs.items()}
 
 
 def _changed_files(deps: Deps, tenant: str, package: str, bundle: Any) -> list[tuple[str, str]]:

@@ -34,5 +34,5 @@ def recall(
         return {"advisory": ADVISORY, "corrupt": True, "records": [], "nextCursor": None}
     except ValueError:
         raise ServiceError(400, "invalid_cursor", "cursor is not one this service issued", "cursor") from None
-    clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in records]
-    return {"advisory": ADVISORY, "corrupt": False, "records": clean, "nextCursor": next_cursor}
+    return {"advisory": ADVISORY, "corrupt": False, "records": [r["record"] for r in records],
+            "nextCursor": next_cursor}

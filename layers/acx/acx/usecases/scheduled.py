@@ -14,8 +14,8 @@ def verify_everything(deps: Deps) -> dict[str, Any]:
     from acx.usecases.verify import verify_all
 
     packages: list[dict[str, Any]] = []
-    for tenant, package, result in verify_all(deps.log, incremental=True):
-        packages.append({"tenant": tenant, "package": package, **result.to_dict()})
+    for result in verify_all(deps.log, incremental=True):
+        packages.append(result.to_dict())
     failed = [p for p in packages if p["status"] != "ok"]
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     report = {"at": stamp, "packages": packages, "failed": len(failed)}
