@@ -26,6 +26,10 @@ def record_handler(record: SQSRecord) -> None:
             raise
         logger.warning("export refused", extra={"cartridge": job["cartridgeId"], "code": exc.code})
         return
+    except Exception:
+        # The message goes back to the queue (then the DLQ); the trace names code, not content.
+        logger.exception("export failed", extra={"cartridge": job["cartridgeId"]})
+        raise
     logger.info("export finished", extra={"cartridge": job["cartridgeId"], "status": result.get("status")})
 
 

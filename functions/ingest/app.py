@@ -62,7 +62,12 @@ def record_handler(record: SQSRecord) -> None:
         if not item.eventName.startswith("ObjectCreated"):
             continue
         key = unquote_plus(item.s3.object.key)
-        status = ingest_upload(deps(), key)
+        try:
+            status = ingest_upload(deps(), key)
+        except Exception:
+            # Redelivered by SQS, then the DLQ; the log names the upload and the error type only.
+            logger.exception("upload failed", extra={"key": key})
+            raise
         metrics.add_metric(name=f"Uploads{status.capitalize()}", unit=MetricUnit.Count, value=1)
         logger.info("upload processed", extra={"key": key, "status": status,
                                                 "receive_count": record.attributes.approximate_receive_count})

@@ -153,7 +153,11 @@ def test_export_signs_a_cartridge_and_the_download_url_is_scoped_and_short(svc: 
     from acx.core.trust import evaluate
 
     field = record(9, portable=False, repoId="acme/api", codebaseFingerprint="cbf1_" + "a" * 40)
-    assert svc.call("POST", f"/v1/packages/{PKG}/bundles", body=bundle([record(1), record(2), field]))[0] == 201
+    files = {"knowledge": [{"path": "knowledge/retries.md", "content": "# Retries\nBack off.\n"}],
+             "skills": [{"path": "skills/retry-budget/SKILL.md",
+                         "content": "---\nname: retry-budget\ndescription: Retry within a budget.\n---\nBody\n"}]}
+    doc = {**bundle([record(1), record(2), field]), **files}
+    assert svc.call("POST", f"/v1/packages/{PKG}/bundles", body=doc)[0] == 201
     status, exported = svc.call("POST", f"/v1/packages/{PKG}/cartridges", body={})
     assert status == 201 and "quarantined" in exported["fieldLearned"]
     status, dl = svc.call("GET", f"/v1/packages/{PKG}/cartridges/{exported['cartridgeId']}")
@@ -169,6 +173,11 @@ def test_export_signs_a_cartridge_and_the_download_url_is_scoped_and_short(svc: 
     status, registry = svc.call("GET", "/v1/trust-registry", tenant=None)
     verdict = evaluate(path, registry=registry)
     assert verdict.verdict == "trusted", verdict.reasons
+    from acx.core.cartridge import CartridgeReader
+
+    with CartridgeReader(path) as reader:
+        assert {"rom/knowledge/retries.md", "rom/skills/retry-budget/SKILL.md"} <= set(reader.file_names())
+        assert [s["name"] for s in reader.skills()] == ["retry-budget"]
     assert verdict.inclusion.get("checked", verdict.inclusion.get("proofs")), verdict.inclusion
 
 

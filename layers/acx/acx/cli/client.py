@@ -479,8 +479,9 @@ def cmd_recall(args: argparse.Namespace) -> int:
             zone = r.get("zone") or ("rom" if r.get("portable") else "save")
             tags = ",".join(r.get("tags") or [])
             say(f"{r.get('id')}  [{zone}]  {r.get('title', '')}" + (f"  #{tags}" if tags else ""))
-            if r.get("summary"):
-                say(f"    {r['summary']}")
+            summary = str(r.get("summary") or "")
+            if summary:
+                say(f"    {summary if len(summary) <= 160 else summary[:157] + '...'}")
         say(f"({len(records)} records" + ("; more with --cursor or --all)" if cursor else ")"))
     if corrupt:
         print("error: the store reported corruption; results may be incomplete", file=sys.stderr)

@@ -22,6 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[4]
 EXAMPLE = ROOT / "examples" / "agent-package"
 PACKAGE = "platform-agent"
+BULK_PACKAGE = "bulk-observations"
 # A planted credential for the scrub-gate step: built at run time so no scanner flags this file.
 PLANTED = "AKIA" + "Z7Q4" + "MPLE" + "K3XD" + "W9QA"
 
@@ -94,11 +95,12 @@ def run(out: Path) -> int:
     out.mkdir(parents=True)
     home = Path(tempfile.mkdtemp(prefix="acx-demo-home-"))
     print("Starting the local stack (moto on 127.0.0.1, resources from template.yaml)...", flush=True)
-    with LocalStack(port=0) as stack:
+    with LocalStack(port=0, quiet=True, log_file=out / "stack.log") as stack:
         env = {**os.environ, "ACX_CONFIG": str(home / "config.json"), "NO_COLOR": "1",
                "ACX_SALT_FILE": str(out / "installation.salt")}
         demo = Demo(out, env)
         print(f"   API endpoint: {stack.endpoint}   (moto: {stack.moto_endpoint})")
+        print(f"   service logs and access log: {out / 'stack.log'}")
         try:
             _walk(demo, stack, out)
         except DemoFailed as exc:
@@ -132,12 +134,12 @@ def _walk(demo: Demo, stack: Any, out: Path) -> None:
     demo.acx("upload", str(bundle), "--package", PACKAGE)
     print("     (the same bundle again changes nothing and appends nothing to the log)")
 
-    demo.step("Upload a large bundle (> 5 MiB) through a presigned S3 PUT and wait for ingest")
+    demo.step("Upload a large bundle (> 5 MiB) to a second package through a presigned S3 PUT")
     large = out / "large-bundle.json"
     _large_bundle(large, 5200, salt.read_bytes())
     print(f"     ({large.stat().st_size / 1e6:.1f} MB, 5,200 records)")
     started = time.perf_counter()
-    result = _json(demo.acx("upload", str(large), "--package", PACKAGE, "--json", show=False))
+    result = _json(demo.acx("upload", str(large), "--package", BULK_PACKAGE, "--json", show=False))
     demo.check(result.get("status") == "ingested", f"ingested by the ingest function in "
                f"{time.perf_counter() - started:.1f}s: {result.get('summary', {}).get('accepted')} accepted")
     large.unlink()

@@ -140,6 +140,7 @@ class LocalStack:
         function_timeout: float = 30.0,
         retry_delay: int | None = None,
         log_file: Path | None = None,
+        quiet: bool = False,
     ) -> None:
         """``isolated_moto`` runs moto in a child process, safe from ``mock_aws`` resets here.
 
@@ -157,6 +158,8 @@ class LocalStack:
         self.batch_size = batch_size
         self.function_timeout = function_timeout
         self.retry_delay = retry_delay
+        self.quiet = quiet  # access log lines go to log_file instead of stderr
+        self._log_stream: Any = None
         self.log_file = log_file or Path(tempfile.gettempdir()) / f"acx-local-{os.getpid()}.log"
         self.issuer = DevIssuer()
         self.env: dict[str, str] = {}
@@ -243,8 +246,11 @@ class LocalStack:
             self._create_resources()
             self._reset_process_caches()
             self._load_handlers()
+            if self.quiet:
+                self._log_stream = open(self.log_file, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
             self._gateway = Gateway(
-                self.handlers.get("api"), self.issuer, port=self.port, region=self.region
+                self.handlers.get("api"), self.issuer, port=self.port, region=self.region,
+                log_stream=self._log_stream,
             ).start()
             self._start_pumps()
         except BaseException:
@@ -261,6 +267,9 @@ class LocalStack:
         if self._gateway is not None:
             self._gateway.stop()
             self._gateway = None
+        if self._log_stream is not None:
+            self._log_stream.close()
+            self._log_stream = None
         if self._moto is not None:
             with contextlib.suppress(Exception):
                 self._moto.stop()

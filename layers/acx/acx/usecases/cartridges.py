@@ -68,7 +68,7 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
             result = build_cartridge(
                 path,
                 records,
-                [(p, c.encode("utf-8")) for p, c in deps.log.read_files(tenant, package)],
+                [(cartridge_path(p), c.encode("utf-8")) for p, c in deps.log.read_files(tenant, package)],
                 signer=deps.signer,
                 publisher_id=deps.settings.publisher_id,
                 include_field_learned=bool(job.get("includeFieldLearned")),
@@ -100,6 +100,13 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
             os.unlink(path)
     job = deps.jobs.get(tenant, package, "export", cartridge_id) or {}
     return _describe(job)
+
+
+def cartridge_path(package_path: str) -> str:
+    """Where a package file lives in the ROM zone: knowledge under rom/knowledge/, skills as uploaded."""
+    if package_path.startswith("skills/"):
+        return f"rom/{package_path}"
+    return f"rom/knowledge/{package_path.removeprefix('knowledge/')}"
 
 
 def _repo_identifiers(deps: Deps, tenant: str, package: str) -> tuple[str, ...]:
