@@ -8,13 +8,13 @@ from typing import Any
 
 import boto3
 import pytest
-from tests.integration.conftest import _make_record, _write_of, create_tables  # type: ignore[import-not-found]
 from moto.server import ThreadedMotoServer
 
 from acx.adapters.log_store import Conflict, LogStore
 from acx.config import Settings
 from acx.core.signing import LocalEd25519Signer
 from acx.usecases.verify import verify_package
+from tests.integration.conftest import _make_record, _write_of, create_tables  # type: ignore[import-not-found]
 
 
 @pytest.fixture

@@ -6,9 +6,10 @@ import json
 
 import pytest
 import rfc8785
-from acx.core.canonical import MAX_SAFE_INTEGER, CanonicalError, dumps, dumps_record, loads
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from acx.core.canonical import MAX_SAFE_INTEGER, CanonicalError, dumps, dumps_record, loads
 
 # JSON values as the service sees them: any string (incl. control chars, U+2028, astral), finite
 # floats across the whole range, integers inside and just outside the safe range.

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 import rfc8785
+
 from acx.cli.main import main
 
 SALT_HEX = "6465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f80818283"

@@ -6,6 +6,7 @@ import hashlib
 
 import pytest
 import rfc8785
+
 from acx.core.fingerprint import (
     artifact_fingerprint,
     artifact_object,

@@ -5,6 +5,9 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from acx.core.records import (
     MemoryRecord,
     RecordError,
@@ -14,8 +17,6 @@ from acx.core.records import (
     validate_record,
     zone_of,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 CBF = "cbf1_" + "ab" * 20
 SECRET = "AKIAIOSFODNN7EXAMPLE secret value"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 
-@lru_cache(maxsize=None)
+@cache
 def client(service: str) -> Any:
     """A boto3 client for ``service``; honours AWS_ENDPOINT_URL (moto locally) like every boto3 client."""
     import boto3

@@ -37,7 +37,13 @@ class JobStore:
         return _decode(item) if item else None
 
     def finish(
-        self, tenant: str, package: str, kind: str, job_id: str, status: str, expect: str | None = "pending",
+        self,
+        tenant: str,
+        package: str,
+        kind: str,
+        job_id: str,
+        status: str,
+        expect: str | None = "pending",
         **fields: Any,
     ) -> bool:
         """Move a job to ``status`` (from ``expect``); False when another worker already did (redelivery)."""
@@ -51,14 +57,18 @@ class JobStore:
             kwargs = {
                 "ConditionExpression": "#s = :expect",
                 "ExpressionAttributeValues": {
-                    ":status": {"S": status}, ":data": {"S": json.dumps(data, separators=(",", ":"))},
+                    ":status": {"S": status},
+                    ":data": {"S": json.dumps(data, separators=(",", ":"))},
                     ":expect": {"S": expect},
                 },
             }
         else:
-            kwargs = {"ExpressionAttributeValues": {
-                ":status": {"S": status}, ":data": {"S": json.dumps(data, separators=(",", ":"))},
-            }}
+            kwargs = {
+                "ExpressionAttributeValues": {
+                    ":status": {"S": status},
+                    ":data": {"S": json.dumps(data, separators=(",", ":"))},
+                }
+            }
         from botocore.exceptions import ClientError
 
         try:
@@ -94,6 +104,11 @@ def _decode(item: dict[str, Any]) -> dict[str, Any]:
     kind, _, job_id = item["sk"]["S"].partition("#")
     out = json.loads(item.get("data", {}).get("S", "{}"))
     out.update(
-        {"status": item["status"]["S"], "createdAt": int(item["createdAt"]["N"]), "kind": kind, "jobId": job_id}
+        {
+            "status": item["status"]["S"],
+            "createdAt": int(item["createdAt"]["N"]),
+            "kind": kind,
+            "jobId": job_id,
+        }
     )
     return out

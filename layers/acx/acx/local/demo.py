@@ -42,14 +42,21 @@ class Demo:
         self.step_no += 1
         print(f"\n\033[1m{self.step_no:>2}. {title}\033[0m", flush=True)
 
-    def acx(self, *args: str, expect: int | Sequence[int] = 0, show: bool = True) -> subprocess.CompletedProcess:
+    def acx(
+        self, *args: str, expect: int | Sequence[int] = 0, show: bool = True
+    ) -> subprocess.CompletedProcess:
         """Run the real `acx` console script, print what a user would see, check the exit code."""
         shown = " ".join(a if " " not in a else repr(a) for a in args)
         print(f"   $ acx {shown}", flush=True)
         acx_bin = Path(sys.executable).with_name("acx")
-        cmd = [str(acx_bin) if acx_bin.exists() else sys.executable, *([] if acx_bin.exists() else
-               ["-m", "acx.cli.main"]), *args]
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=600, check=False)
+        cmd = [
+            str(acx_bin) if acx_bin.exists() else sys.executable,
+            *([] if acx_bin.exists() else ["-m", "acx.cli.main"]),
+            *args,
+        ]
+        proc = subprocess.run(  # noqa: S603 - runs this venv's own acx with fixed arguments
+            cmd, capture_output=True, text=True, env=self.env, timeout=600, check=False
+        )
         if show:
             for line in (proc.stdout.rstrip() + "\n" + proc.stderr.rstrip()).strip().splitlines()[:40]:
                 print(f"     {line}")
@@ -76,13 +83,23 @@ def _large_bundle(path: Path, n: int, salt: bytes) -> None:
     records = []
     for i in range(n):
         text = " ".join(rng.choice(words) for _ in range(150))
-        records.append({
-            "id": f"bulk-{i:06d}", "title": f"Observation {i}: {rng.choice(words)} behaviour",
-            "summary": text, "sourceType": "observation", "repoId": None, "repoLabel": "platform",
-            "projectLabel": "bulk", "timestamp": "2026-08-01T00:00:00Z", "impact": "neutral",
-            "xpAwarded": i % 7, "tags": ["bulk", rng.choice(words)], "portable": True,
-            "codebaseFingerprint": None,
-        })
+        records.append(
+            {
+                "id": f"bulk-{i:06d}",
+                "title": f"Observation {i}: {rng.choice(words)} behaviour",
+                "summary": text,
+                "sourceType": "observation",
+                "repoId": None,
+                "repoLabel": "platform",
+                "projectLabel": "bulk",
+                "timestamp": "2026-08-01T00:00:00Z",
+                "impact": "neutral",
+                "xpAwarded": i % 7,
+                "tags": ["bulk", rng.choice(words)],
+                "portable": True,
+                "codebaseFingerprint": None,
+            }
+        )
     bundle = {"schemaVersion": "acx.memory-bundle/1", "records": records, "knowledge": [], "skills": []}
     path.write_text(json.dumps(bundle))
 
@@ -96,8 +113,12 @@ def run(out: Path) -> int:
     home = Path(tempfile.mkdtemp(prefix="acx-demo-home-"))
     print("Starting the local stack (moto on 127.0.0.1, resources from template.yaml)...", flush=True)
     with LocalStack(port=0, quiet=True, log_file=out / "stack.log") as stack:
-        env = {**os.environ, "ACX_CONFIG": str(home / "config.json"), "NO_COLOR": "1",
-               "ACX_SALT_FILE": str(out / "installation.salt")}
+        env = {
+            **os.environ,
+            "ACX_CONFIG": str(home / "config.json"),
+            "NO_COLOR": "1",
+            "ACX_SALT_FILE": str(out / "installation.salt"),
+        }
         demo = Demo(out, env)
         print(f"   API endpoint: {stack.endpoint}   (moto: {stack.moto_endpoint})")
         print(f"   service logs and access log: {out / 'stack.log'}")
@@ -140,18 +161,25 @@ def _walk(demo: Demo, stack: Any, out: Path) -> None:
     print(f"     ({large.stat().st_size / 1e6:.1f} MB, 5,200 records)")
     started = time.perf_counter()
     result = _json(demo.acx("upload", str(large), "--package", BULK_PACKAGE, "--json", show=False))
-    demo.check(result.get("status") == "ingested", f"ingested by the ingest function in "
-               f"{time.perf_counter() - started:.1f}s: {result.get('summary', {}).get('accepted')} accepted")
+    demo.check(
+        result.get("status") == "ingested",
+        f"ingested by the ingest function in "
+        f"{time.perf_counter() - started:.1f}s: {result.get('summary', {}).get('accepted')} accepted",
+    )
     large.unlink()
 
     demo.step("A poisoned bundle: the scrub gate refuses it whole and never echoes the secret")
     poisoned = out / "poisoned-bundle.json"
     doc = json.loads(bundle.read_text())
-    doc["records"] = [dict(doc["records"][0], id="mem-leak", summary=f"deploy with key {PLANTED} then rotate")]
+    doc["records"] = [
+        dict(doc["records"][0], id="mem-leak", summary=f"deploy with key {PLANTED} then rotate")
+    ]
     poisoned.write_text(json.dumps(doc))
     proc = demo.acx("upload", str(poisoned), "--package", PACKAGE, expect=3)
-    demo.check(PLANTED not in proc.stdout + proc.stderr and PLANTED[4:] not in proc.stdout + proc.stderr,
-               "the report names rule, record and offset, not the key")
+    demo.check(
+        PLANTED not in proc.stdout + proc.stderr and PLANTED[4:] not in proc.stdout + proc.stderr,
+        "the report names rule, record and offset, not the key",
+    )
     poisoned.unlink()
 
     demo.step("Recall: a page of memories, always under the advisory banner")
@@ -169,13 +197,23 @@ def _walk(demo: Demo, stack: Any, out: Path) -> None:
     verified = _json(demo.acx("log", "verify", "--package", PACKAGE, "--json", show=False))
     demo.acx("log", "verify", "--package", PACKAGE)
     demo.check(verified.get("status") == "ok", "log verifies ok")
-    demo.acx("log", "show", "--package", PACKAGE, "--out-checkpoint", str(out / "checkpoint"),
-             "--out-vkey", str(out / "checkpoint.vkey"))
+    demo.acx(
+        "log",
+        "show",
+        "--package",
+        PACKAGE,
+        "--out-checkpoint",
+        str(out / "checkpoint"),
+        "--out-vkey",
+        str(out / "checkpoint.vkey"),
+    )
 
     demo.step("Export a signed cartridge (KMS Ed25519), field-learned records quarantined")
     exported = _json(demo.acx("export", "--package", PACKAGE, "--wait", "--json", show=False))
-    demo.check(exported.get("status") == "ready", f"cartridge {exported.get('cartridgeId')} ready, "
-               f"{exported.get('fieldLearned')}")
+    demo.check(
+        exported.get("status") == "ready",
+        f"cartridge {exported.get('cartridgeId')} ready, {exported.get('fieldLearned')}",
+    )
     cartridge = out / f"{PACKAGE}.acx"
 
     demo.step("Download it through a short-lived presigned URL")

@@ -39,7 +39,12 @@ def principal_from_event(event: dict[str, Any]) -> Principal:
     claims = jwt.get("claims") or {}
     tenant = claims.get("tenant")
     subject = claims.get("sub")
-    if not isinstance(tenant, str) or not TENANT_ID.match(tenant) or not isinstance(subject, str) or not subject:
+    if (
+        not isinstance(tenant, str)
+        or not TENANT_ID.match(tenant)
+        or not isinstance(subject, str)
+        or not subject
+    ):
         raise ServiceError(401, "unauthorized", "token has no valid tenant or sub claim")
     raw_scopes: Any = jwt.get("scopes") or claims.get("scope") or ""
     if isinstance(raw_scopes, str):

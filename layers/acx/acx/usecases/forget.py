@@ -12,11 +12,16 @@ import hashlib
 from typing import Any
 
 from acx.usecases.deps import Deps
-from acx.usecases.errors import ServiceError, not_found
+from acx.usecases.errors import not_found
 
 
 def forget(
-    deps: Deps, tenant: str, package: str, actor: str, *, record_id: str | None = None,
+    deps: Deps,
+    tenant: str,
+    package: str,
+    actor: str,
+    *,
+    record_id: str | None = None,
     content_hash: str | None = None,
 ) -> dict[str, Any]:
     from acx.adapters.log_store import NotFound
@@ -27,9 +32,7 @@ def forget(
         result = deps.log.forget(tenant, package, actor, record_id=record_id, content_hash=content_hash)
     except NotFound:
         raise not_found("memory") from None
-    rewritten = erase_from_bundles(
-        deps, tenant, package, result.record_id, result.content_hash, result.slot
-    )
+    rewritten = erase_from_bundles(deps, tenant, package, result.record_id, result.content_hash, result.slot)
     revoked = revoke_cartridges(deps, tenant, package, int(result.covers["seq"]))
     return {
         "forgotten": result.record_id,
@@ -52,12 +55,16 @@ def erase_from_bundles(
     from acx.core.fingerprint import slot_key
 
     def holds(r: dict[str, Any]) -> bool:
-        return r.get("id") == record_id or sha256_hex(r) == content_hash or (slot is not None and _slot(r) == slot)
+        return (
+            r.get("id") == record_id
+            or sha256_hex(r) == content_hash
+            or (slot is not None and _slot(r) == slot)
+        )
 
     def _slot(r: dict[str, Any]) -> str | None:
         try:
             return slot_key(r)
-        except Exception:  # noqa: BLE001
+        except Exception:
             return None
 
     prefix = f"bundles/{tenant}/{package}/"
@@ -65,7 +72,7 @@ def erase_from_bundles(
     for key in sorted({k for k, _ in deps.data.versions(prefix)}):
         try:
             doc = loads(deps.data.get(key))
-        except Exception:  # noqa: BLE001 - a deleted-marker-only key or unreadable object: purge below
+        except Exception:
             doc = None
         if doc is not None:
             records = doc.get("records", [])
@@ -90,7 +97,14 @@ def revoke_cartridges(deps: Deps, tenant: str, package: str, covers: int) -> lis
             continue  # exported before the memory was written
         if job.get("key"):
             deps.cartridges.purge(job["key"])
-        deps.jobs.finish(tenant, package, "export", job["jobId"], "revoked", expect=None,
-                         revokedReason="a memory it contained was forgotten")
+        deps.jobs.finish(
+            tenant,
+            package,
+            "export",
+            job["jobId"],
+            "revoked",
+            expect=None,
+            revokedReason="a memory it contained was forgotten",
+        )
         revoked.append(job["jobId"])
     return revoked

@@ -15,8 +15,14 @@ MAX_LIMIT = 200
 
 
 def recall(
-    deps: Deps, tenant: str, package: str, *, tier: str | None = None, tag: str | None = None,
-    limit: int = 50, cursor: str | None = None,
+    deps: Deps,
+    tenant: str,
+    package: str,
+    *,
+    tier: str | None = None,
+    tag: str | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
 ) -> dict[str, Any]:
     from acx.adapters.log_store import CorruptStore
 
@@ -34,5 +40,9 @@ def recall(
         return {"advisory": ADVISORY, "corrupt": True, "records": [], "nextCursor": None}
     except ValueError:
         raise ServiceError(400, "invalid_cursor", "cursor is not one this service issued", "cursor") from None
-    return {"advisory": ADVISORY, "corrupt": False, "records": [r["record"] for r in records],
-            "nextCursor": next_cursor}
+    return {
+        "advisory": ADVISORY,
+        "corrupt": False,
+        "records": [r["record"] for r in records],
+        "nextCursor": next_cursor,
+    }

@@ -24,7 +24,9 @@ def verify_everything(deps: Deps) -> dict[str, Any]:
     if failed and deps.settings.alarm_topic_arn:
         from acx.adapters.aws import client
 
-        summary = [{k: p.get(k) for k in ("tenant", "package", "status", "firstBadSeq", "reason")} for p in failed]
+        summary = [
+            {k: p.get(k) for k in ("tenant", "package", "status", "firstBadSeq", "reason")} for p in failed
+        ]
         client("sns").publish(
             TopicArn=deps.settings.alarm_topic_arn,
             Subject="acx: log verification failed",
