@@ -43,6 +43,7 @@ class KmsSigner:
         if self.signing_algorithm not in (meta.get("SigningAlgorithms") or [self.signing_algorithm]):
             raise KmsSignerError(f"KMS key does not offer {self.signing_algorithm}")
         self._der: bytes | None = None
+        self.created_at = meta.get("CreationDate")  # datetime: the key's validity starts here
 
     def public_key_der(self) -> bytes:
         """DER SPKI from GetPublicKey (fetched once, cached; checked to match the key spec)."""

@@ -7,6 +7,9 @@ from typing import Any
 
 from acx.usecases.deps import Deps
 
+# The registry window of the signing key, from its KMS creation date: rotate the key before it ends.
+KEY_VALIDITY_DAYS = 730
+
 
 def trust_registry(deps: Deps) -> dict[str, Any]:
     from acx.core.signing import PublicKey
@@ -15,6 +18,8 @@ def trust_registry(deps: Deps) -> dict[str, Any]:
     publisher = deps.settings.publisher_id
     root = ".".join(reversed(publisher.split(".")))
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    created = getattr(deps.signer, "created_at", None)
+    not_before = created.astimezone(dt.UTC) if isinstance(created, dt.datetime) else now
     return {
         "schemaVersion": "acx.trust-registry/1",
         "keys": [
@@ -24,13 +29,17 @@ def trust_registry(deps: Deps) -> dict[str, Any]:
                 "algorithm": key.algorithm,
                 "publicKeyPem": key.pem,
                 "status": "active",
-                "notBefore": "2026-01-01T00:00:00Z",
-                "notAfter": (now + dt.timedelta(days=365)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "notBefore": _stamp(not_before),
+                "notAfter": _stamp(not_before + dt.timedelta(days=KEY_VALIDITY_DAYS)),
                 "namespaceProof": {
                     "method": "dns-txt",
                     "txtRecord": deps.settings.namespace_txt_record or f"_acx-challenge.{root}",
-                    "verifiedAt": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "verifiedAt": _stamp(now),
                 },
             }
         ],
     }
+
+
+def _stamp(moment: dt.datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
