@@ -10,7 +10,8 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from acx.observability import logger, metrics
 
-processor = BatchProcessor(event_type=EventType.SQS)
+# Failed jobs are reported in batchItemFailures even when the whole batch fails (redrive, then the DLQ).
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 def record_handler(record: SQSRecord) -> None:

@@ -17,7 +17,9 @@ from pydantic import BaseModel, ConfigDict
 
 from acx.observability import logger, metrics
 
-processor = BatchProcessor(event_type=EventType.SQS)
+# Every failed message is reported in batchItemFailures, even when the whole batch fails (the default
+# would raise instead, and the Lambda runtime would log the child exceptions' text).
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 class _Loose(BaseModel):
@@ -52,6 +54,7 @@ class S3Notification(_Loose):
 
 def record_handler(record: SQSRecord) -> None:
     from acx.usecases.deps import deps
+    from acx.usecases.faults import is_retryable, reason
     from acx.usecases.uploads import ingest_upload
 
     body = json.loads(record.body)
@@ -64,9 +67,12 @@ def record_handler(record: SQSRecord) -> None:
         key = unquote_plus(item.s3.object.key)
         try:
             status = ingest_upload(deps(), key)
-        except Exception:
-            # Redelivered by SQS, then the DLQ; the log names the upload and the error type only.
-            logger.exception("upload failed", extra={"key": key})
+        except Exception as exc:
+            # Redelivered by SQS, then the DLQ. The log names the upload and the error type/AWS code
+            # only: no traceback, whose exception text could quote bundle content.
+            logger.warning("upload failed", extra={
+                "key": key, "reason": reason(exc), "retryable": is_retryable(exc),
+                "receive_count": record.attributes.approximate_receive_count})
             raise
         metrics.add_metric(name=f"Uploads{status.capitalize()}", unit=MetricUnit.Count, value=1)
         logger.info("upload processed", extra={"key": key, "status": status,

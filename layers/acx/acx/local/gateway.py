@@ -293,6 +293,10 @@ class Gateway:
         self.function_name = function_name
         self.region = region
         self._log = log_stream
+        # One Lambda execution environment handles one event at a time, and powertools keeps the
+        # current event in a class attribute: concurrent requests queue here as they would for one
+        # environment (AWS scales out with more environments; the local stack has one).
+        self._invoke_lock = threading.Lock()
         self._server = _Server((host, port), _RequestHandler)
         self._server.gateway = self
         self._thread: threading.Thread | None = None
@@ -417,7 +421,8 @@ class Gateway:
             return _json(500, {"message": "Internal Server Error"})
         context = LambdaContext(function_name=self.function_name, region=self.region)
         try:
-            result = self.handler(event, context)
+            with self._invoke_lock:
+                result = self.handler(event, context)
         except Exception:
             self.log_exception()
             return _json(500, {"message": "Internal Server Error"})
