@@ -20,6 +20,11 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile tests
 
+# Longer schema fuzzing of the API on the local stack, and of the bundle/cartridge parsers.
+ACX_FUZZ_EXAMPLES ?= 500
+fuzz: $(STAMP)
+	ACX_FUZZ_EXAMPLES=$(ACX_FUZZ_EXAMPLES) $(BIN)/pytest -p no:warnings tests/e2e/test_fuzz_api.py tests/unit/test_fuzz_parsers.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check layers functions tests bench scripts
 	$(BIN)/ruff format --check layers functions tests bench scripts
@@ -34,6 +39,9 @@ demo: $(STAMP)
 
 serve: $(STAMP)
 	$(BIN)/python -m acx.local.serve --port $(PORT)
+
+load: $(STAMP)
+	$(BIN)/python scripts/load.py --clients 16 --seconds 60 --packages 3
 
 layer: $(STAMP)
 	$(BIN)/python scripts/build_layer.py

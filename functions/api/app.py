@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 from functools import lru_cache
@@ -22,6 +24,22 @@ app = APIGatewayHttpResolver(enable_validation=True)
 MAX_INLINE_BYTES = 5 * 1024 * 1024
 PkgPath = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[a-z0-9-]+$")]
 
+# OpenAPI descriptions of what the handlers read themselves (raw bodies, strictly parsed): merged
+# into the operations so that clients and the schema fuzzer (tests/e2e/test_fuzz_api.py) see them.
+_PUBLIC: dict[str, Any] = {"security": []}
+
+
+def _json_request(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
+    return {"requestBody": {"required": required, "content": {"application/json": {"schema": schema}}}}
+
+
+_BUNDLE_BODY = _json_request({"$ref": "#/components/schemas/AcxMemoryBundle"})
+_UPLOAD_BODY = _json_request({"type": "object", "additionalProperties": False, "properties": {
+    "size": {"type": "integer", "minimum": 1, "maximum": 100 * 1024 * 1024},
+    "contentType": {"type": "string", "enum": ["application/json"]}}}, required=False)
+_EXPORT_BODY = _json_request({"type": "object", "additionalProperties": False, "properties": {
+    "includeFieldLearned": {"type": "boolean"}, "async": {"type": "boolean"}}}, required=False)
+
 
 def _deps() -> Any:
     from acx.usecases.deps import deps
@@ -41,12 +59,12 @@ def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> Resp
     return Response(status, "application/json", json.dumps(body, separators=(",", ":")), headers or {})
 
 
-@app.get("/v1/health")
+@app.get("/v1/health", openapi_extensions=_PUBLIC)
 def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@app.get("/v1/openapi.json")
+@app.get("/v1/openapi.json", openapi_extensions=_PUBLIC)
 def openapi():
     return Response(200, "application/json", _openapi_document())
 
@@ -55,22 +73,33 @@ def openapi():
 def _openapi_document() -> str:
     from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 
-    return app.get_openapi_json_schema(
+    from acx.core.bundle import _build_model
+
+    document = json.loads(app.get_openapi_json_schema(
         title="acx memory cartridge service",
         version="1.0.0",
         security_schemes={"bearer": HTTPBearer(bearerFormat="JWT")},
         security=[{"bearer": []}],
-    )
+    ))
+    bundle = _build_model().model_json_schema(ref_template="#/components/schemas/{model}")
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    schemas.update(bundle.pop("$defs", {}))
+    schemas["AcxMemoryBundle"] = bundle
+    for model in schemas.values():  # pydantic's "absent" default (null) is not a valid example value
+        for prop in model.get("properties", {}).values():
+            if "default" in prop and prop["default"] is None:
+                del prop["default"]
+    return json.dumps(document, separators=(",", ":"))
 
 
-@app.get("/v1/trust-registry")
+@app.get("/v1/trust-registry", openapi_extensions=_PUBLIC)
 def trust_registry() -> dict[str, Any]:
     from acx.usecases.registry import trust_registry as build
 
     return build(_deps())
 
 
-@app.post("/v1/packages/<pkg>/bundles")
+@app.post("/v1/packages/<pkg>/bundles", openapi_extensions=_BUNDLE_BODY)
 def post_bundle(pkg: PkgPath):
     from acx.usecases.ingest import ingest_bundle
 
@@ -133,8 +162,15 @@ def _idempotent_ingest(request: dict[str, Any], body: bytes) -> dict[str, Any]:
 
 def _raw_body() -> bytes:
     event = app.current_event
-    raw = event.decoded_body if event.is_base64_encoded else (event.body or "")
-    body = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if event.is_base64_encoded:
+        # Bytes as sent: not powertools' decoded_body, which assumes UTF-8 and fails on anything else
+        # (invalid UTF-8 is the JSON parser's to refuse, with a 400 naming the offset).
+        try:
+            body = base64.b64decode(event.body or "", validate=True)
+        except binascii.Error:
+            raise ServiceError(400, "invalid_body", "body is not valid base64", "$") from None
+    else:
+        body = (event.body or "").encode("utf-8", "surrogatepass")
     if len(body) > MAX_INLINE_BYTES:
         raise ServiceError(413, "too_large", f"inline bundles are limited to {MAX_INLINE_BYTES} bytes; "
                            "use POST /v1/packages/{pkg}/uploads", "$")
@@ -142,6 +178,7 @@ def _raw_body() -> bytes:
 
 
 def _json_body(limit: int = 64 * 1024) -> dict[str, Any]:
+    from acx.core.bundle import safe_path
     from acx.core.canonical import CanonicalError, loads
 
     raw = _raw_body()
@@ -152,21 +189,24 @@ def _json_body(limit: int = 64 * 1024) -> dict[str, Any]:
     try:
         doc = loads(raw)
     except CanonicalError as exc:
-        raise ServiceError(400, "invalid_json", exc.message, exc.path) from None
+        raise ServiceError(400, "invalid_json", exc.message, safe_path(exc.path)) from None
     if not isinstance(doc, dict):
         raise ServiceError(422, "invalid_body", "request body must be a JSON object", "$")
     return doc
 
 
 def _only(doc: dict[str, Any], allowed: dict[str, type | tuple[type, ...]]) -> None:
+    from acx.core.bundle import safe_path
+
     for key, value in doc.items():
         if key not in allowed:
-            raise ServiceError(422, "unknown_field", "unknown field", f"$.{key}" if key.isidentifier() else "$")
+            where = f"$.{key}" if key.isidentifier() and len(key) <= 64 else "$"
+            raise ServiceError(422, "unknown_field", "unknown field", safe_path(where))
         if not isinstance(value, allowed[key]) or isinstance(value, bool) != (allowed[key] is bool):
             raise ServiceError(422, "invalid_type", f"wrong type for {key}", f"$.{key}")
 
 
-@app.post("/v1/packages/<pkg>/uploads")
+@app.post("/v1/packages/<pkg>/uploads", openapi_extensions=_UPLOAD_BODY)
 def post_upload(pkg: PkgPath):
     from acx.usecases.uploads import create_upload
 
@@ -213,7 +253,7 @@ def delete_memory(pkg: PkgPath, record_id: Annotated[str, Path(max_length=128)])
 
 @app.delete("/v1/packages/<pkg>/memories")
 def delete_memory_by_hash(
-    pkg: PkgPath, contentHash: Annotated[str, Query(pattern=r"^[0-9a-f]{64}$")]  # noqa: N803
+    pkg: PkgPath, contentHash: Annotated[str, Query(pattern=r"^[0-9a-f]{64}$")]
 ) -> dict[str, Any]:
     from acx.usecases.forget import forget
 
@@ -221,7 +261,7 @@ def delete_memory_by_hash(
     return forget(_deps(), principal.tenant, pkg, principal.actor, content_hash=contentHash)
 
 
-@app.post("/v1/packages/<pkg>/cartridges")
+@app.post("/v1/packages/<pkg>/cartridges", openapi_extensions=_EXPORT_BODY)
 def post_cartridge(pkg: PkgPath):
     from acx.usecases.cartridges import request_export
 
@@ -285,6 +325,28 @@ def get_consistency(
 
     principal = _caller("log:read", pkg)
     return consistency(_deps(), principal.tenant, pkg, first, second)
+
+
+@app.post("/v1/packages/<pkg>/lock")
+def post_lock(pkg: PkgPath) -> dict[str, Any]:
+    return _set_lock(pkg, locked=True)
+
+
+@app.post("/v1/packages/<pkg>/unlock")
+def post_unlock(pkg: PkgPath) -> dict[str, Any]:
+    return _set_lock(pkg, locked=False)
+
+
+def _set_lock(pkg: str, *, locked: bool) -> dict[str, Any]:
+    from acx.usecases.locks import set_lock
+
+    principal = _caller("admin", pkg)
+    doc = _json_body(limit=4 * 1024)
+    _only(doc, {"reason": str})
+    result = set_lock(_deps(), principal.tenant, pkg, principal.actor, locked, doc.get("reason"))
+    logger.info("package lock", extra={"package": pkg, "locked": locked, "changed": result["changed"],
+                                       "log": result["log"]})
+    return result
 
 
 @app.exception_handler(ServiceError)

@@ -1073,3 +1073,60 @@ class LogStore:
                 continue  # the row changed under us: look again (it may now be gone -> NotFound)
             return ForgetResult(rid, ch, start, cp, covers, item.get("slot"))
         raise Contention("record kept changing while forgetting it")
+
+    # ------------------------------------------------------------------ operator lock (scope admin)
+    #
+    # The state lives on the head item as ``adminLock = {locked, seq, contentHash}`` (an attribute
+    # apart from the writers' lease ``lock``, which every claim SETs and every release REMOVEs). A
+    # ``lock``/``unlock`` entry is receipted through ``_commit`` like any write; the head state is that
+    # entry's "row": set after the receipt, while the lease is held, and only ever moved forward by
+    # seq. A crash in between leaves a receipted entry and the previous state (benign, as a receipt
+    # without a row): retrying the request appends a new entry. The entries have no row key, so the
+    # verifier neither expects a row for them nor reports them as orphans.
+
+    ADMIN_LOCK_ATTR = "adminLock"
+
+    def admin_lock(self, tenant: str, package: str) -> dict[str, Any] | None:
+        """``{locked, seq, contentHash}`` of the package's operator lock, or None if never set (one read)."""
+        resp = self.db.get_item(
+            TableName=self.settings.heads_table,
+            Key=self._key(self.pk(tenant, package), "head"),
+            ProjectionExpression="#a",
+            ExpressionAttributeNames={"#a": self.ADMIN_LOCK_ATTR},
+            ConsistentRead=True,
+        )
+        raw = resp.get("Item", {}).get(self.ADMIN_LOCK_ATTR)
+        if raw is None:
+            return None
+        state = from_av(raw)
+        if not isinstance(state, dict) or not isinstance(state.get("locked"), bool):
+            raise CorruptStore("head lock state does not decode")
+        return state
+
+    def set_admin_lock(
+        self, tenant: str, package: str, actor: str, locked: bool, content_hash: str
+    ) -> AppendResult:
+        """Receipt one ``lock``/``unlock`` entry (hashes only), then move the head's lock state to it."""
+        pk = self.pk(tenant, package)
+        op = "lock" if locked else "unlock"
+        spec = {"op": op, "tier": "package", "contentHash": content_hash, "key": None}
+
+        def requests(entries: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+            e = entries[0]
+            state = {"locked": locked, "seq": e["s"], "contentHash": bytes(e["c"]).hex()}
+            try:
+                self.db.update_item(
+                    TableName=self.settings.heads_table,
+                    Key=self._key(pk, "head"),
+                    UpdateExpression="SET #a = :state",
+                    ConditionExpression="attribute_not_exists(#a) OR #a.#seq < :seq",
+                    ExpressionAttributeNames={"#a": self.ADMIN_LOCK_ATTR, "#seq": "seq"},
+                    ExpressionAttributeValues={":state": to_av(state), ":seq": {"N": str(e["s"])}},
+                )
+            except ClientError as exc:  # a later lock/unlock entry already set its state: it wins
+                if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                    raise
+            return []
+
+        start, size, cp, _ = self._commit(tenant, package, actor, [spec], {}, requests)
+        return AppendResult(start, size - 1, size, cp)

@@ -39,11 +39,31 @@ class BundleError(ValueError):
     """A refused bundle: ``code`` for machines, ``message`` and ``path`` for people, HTTP ``status``."""
 
     def __init__(self, code: str, message: str, path: str = "$", status: int = 422) -> None:
+        path = safe_path(path)
         super().__init__(f"{path}: {message}")
         self.code = code
         self.message = message
         self.path = path
         self.status = status
+
+
+def safe_path(path: str) -> str:
+    """``path``, cut before the first key that may be a secret (a refused key is user content too).
+
+    Paths name object keys; an unknown or duplicate key is whatever the user sent, so a pasted token
+    used as a key would come back in the error. Only on the error path: one scan of a short string.
+    """
+    from acx.core.scrub import scan_text
+
+    if path == "$":
+        return path
+    findings = scan_text(path)
+    if not findings:
+        return path
+    head = path.encode("utf-8", "surrogatepass")[: min(f.offset for f in findings)]
+    text = head.decode("utf-8", "ignore")
+    cut = max(text.rfind("."), text.rfind("["))
+    return text[:cut] if cut > 0 else "$"
 
 
 # --- Declarative shape (the JSON Schema; built on first use to keep pydantic off the import path).
@@ -53,8 +73,9 @@ class BundleError(ValueError):
 def _build_model() -> Any:
     from typing import Annotated, Literal
 
-    from acx.core import records
     from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+
+    from acx.core import records
 
     MemoryRecord = records.__getattr__("MemoryRecord")
 

@@ -653,7 +653,7 @@ class CartridgeReader:
             uri = self.path.resolve().as_uri() + "?mode=ro"
             self._db = sqlite3.connect(uri, uri=True)
             tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise CartridgeError(f"corrupt or truncated cartridge ({exc})") from None
         missing = [t for t in REQUIRED_TABLES if t not in tables]
         if missing:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -71,24 +72,29 @@ def _compile(template: str) -> re.Pattern[str]:
     return pat
 
 
-P = "/v1/packages/{pkg}"
-ROUTES: tuple[Route, ...] = (
-    Route("GET", "/v1/health", None),
-    Route("GET", "/v1/openapi.json", None),
-    Route("GET", "/v1/trust-registry", None),
-    Route("POST", f"{P}/bundles", "memory:write"),
-    Route("POST", f"{P}/uploads", "memory:write"),
-    Route("GET", f"{P}/uploads/{{uploadId}}", "memory:write"),
-    Route("GET", f"{P}/memories", "memory:read"),
-    Route("DELETE", f"{P}/memories", "memory:forget"),
-    Route("DELETE", f"{P}/memories/{{id}}", "memory:forget"),
-    Route("POST", f"{P}/cartridges", "cartridge:export"),
-    Route("GET", f"{P}/cartridges/{{cartridgeId}}", "cartridge:export"),
-    Route("GET", f"{P}/log", "log:read"),
-    Route("GET", f"{P}/log/verify", "log:read"),
-    Route("GET", f"{P}/log/proof/inclusion", "log:read"),
-    Route("GET", f"{P}/log/proof/consistency", "log:read"),
-)
+def routes_from_template(template_path: Path | None = None) -> tuple[Route, ...]:
+    """The HTTP API routes and their scopes, read from template.yaml (the deployed API's definition),
+    so the local gateway authorizes exactly what API Gateway would."""
+    from acx.local.resources import load_template
+
+    path = template_path or Path(__file__).resolve().parents[4] / "template.yaml"
+    routes = []
+    for resource in load_template(path)["Resources"].values():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        for event in (resource.get("Properties", {}).get("Events") or {}).values():
+            if event.get("Type") != "HttpApi":
+                continue
+            props = event["Properties"]
+            auth = props.get("Auth") or {}
+            scopes = auth.get("AuthorizationScopes") or []
+            public = auth.get("Authorizer") == "NONE"
+            scope = None if public else (scopes or [None])[0]
+            routes.append(Route(props["Method"].upper(), props["Path"], scope))
+    return tuple(sorted(routes, key=lambda r: (r.template, r.method)))
+
+
+ROUTES: tuple[Route, ...] = routes_from_template()
 
 
 def match_route(

@@ -29,8 +29,11 @@ def request_export(
     force_async: bool = False,
 ) -> tuple[int, dict[str, Any]]:
     """Start an export; returns (status code, body)."""
+    from acx.usecases.locks import require_unlocked
+
     if not deps.log.package_exists(tenant, package):
         raise not_found()
+    require_unlocked(deps, tenant, package)
     head = deps.log.head(tenant, package)
     size = int(head.get("size", 0)) if head else 0
     cartridge_id = uuid.uuid4().hex
@@ -57,6 +60,9 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
         raise not_found("cartridge")
     if job["status"] != "pending":
         return _describe(job)
+    from acx.usecases.locks import require_unlocked
+
+    require_unlocked(deps, tenant, package, job=("export", cartridge_id))  # queued before the lock
     checkpoint = deps.log.latest_checkpoint(tenant, package)
     size = int(job.get("logSize", 0))
     fd, path = tempfile.mkstemp(suffix=".acx")
@@ -85,6 +91,10 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
             raise ServiceError(422, "blocked", "the scrub gate blocked the export",
                                extra={"report": report, "cartridgeId": cartridge_id}) from None
         key = cartridge_key(tenant, package, cartridge_id)
+        # Name the object in the job BEFORE it exists: if the upload or the final job update fails
+        # (the object may have landed anyway), a later forget still finds and purges it.
+        if not deps.jobs.finish(tenant, package, "export", cartridge_id, "pending", key=key):
+            return _describe(deps.jobs.get(tenant, package, "export", cartridge_id) or job)
         deps.cartridges.upload_file(key, path, "application/vnd.acx.cartridge+sqlite3")
         fields = {
             "key": key,
@@ -94,7 +104,9 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
             "quarantined": result.quarantined,
             "bytes": os.path.getsize(path),
         }
-        deps.jobs.finish(tenant, package, "export", cartridge_id, "ready", **fields)
+        if not deps.jobs.finish(tenant, package, "export", cartridge_id, "ready", **fields):
+            # Revoked by a forget while it was being built: the object must not outlive the job.
+            deps.cartridges.purge(key)
     finally:
         if os.path.exists(path):
             os.unlink(path)

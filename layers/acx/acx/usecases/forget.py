@@ -25,9 +25,11 @@ def forget(
     content_hash: str | None = None,
 ) -> dict[str, Any]:
     from acx.adapters.log_store import NotFound
+    from acx.usecases.locks import require_unlocked
 
     if not deps.log.package_exists(tenant, package):
         raise not_found()
+    require_unlocked(deps, tenant, package)
     try:
         result = deps.log.forget(tenant, package, actor, record_id=record_id, content_hash=content_hash)
     except NotFound:

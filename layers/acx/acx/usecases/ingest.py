@@ -69,6 +69,9 @@ def ingest_bundle(
     max_bytes: int | None = None,
 ) -> IngestSummary:
     """Run the whole pipeline and append the changes to the package log; returns the response summary."""
+    from acx.usecases.locks import require_unlocked
+
+    require_unlocked(deps, tenant, package)  # 423 while an operator holds the package lock
     bundle = parse(data, max_bytes=max_bytes)
     gate(bundle)
     refuse_forgotten(deps, tenant, package, bundle.records)

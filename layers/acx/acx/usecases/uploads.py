@@ -31,6 +31,9 @@ def parse_upload_key(key: str) -> tuple[str, str, str] | None:
 def create_upload(deps: Deps, tenant: str, package: str, actor: str, size: int | None) -> dict[str, Any]:
     if size is not None and not 0 < size <= MAX_UPLOAD_BYTES:
         raise ServiceError(413, "too_large", f"bundle uploads are limited to {MAX_UPLOAD_BYTES} bytes", "$.size")
+    from acx.usecases.locks import require_unlocked
+
+    require_unlocked(deps, tenant, package)  # before any URL is issued
     upload_id = uuid.uuid4().hex
     ttl = deps.settings.upload_url_ttl
     deps.jobs.create(tenant, package, "upload", upload_id, actor=actor, declaredSize=size)
