@@ -34,11 +34,25 @@ def _json_request(schema: dict[str, Any], required: bool = True) -> dict[str, An
 
 
 _BUNDLE_BODY = _json_request({"$ref": "#/components/schemas/AcxMemoryBundle"})
-_UPLOAD_BODY = _json_request({"type": "object", "additionalProperties": False, "properties": {
-    "size": {"type": "integer", "minimum": 1, "maximum": 100 * 1024 * 1024},
-    "contentType": {"type": "string", "enum": ["application/json"]}}}, required=False)
-_EXPORT_BODY = _json_request({"type": "object", "additionalProperties": False, "properties": {
-    "includeFieldLearned": {"type": "boolean"}, "async": {"type": "boolean"}}}, required=False)
+_UPLOAD_BODY = _json_request(
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "size": {"type": "integer", "minimum": 1, "maximum": 100 * 1024 * 1024},
+            "contentType": {"type": "string", "enum": ["application/json"]},
+        },
+    },
+    required=False,
+)
+_EXPORT_BODY = _json_request(
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"includeFieldLearned": {"type": "boolean"}, "async": {"type": "boolean"}},
+    },
+    required=False,
+)
 
 
 def _deps() -> Any:
@@ -75,12 +89,14 @@ def _openapi_document() -> str:
 
     from acx.core.bundle import _build_model
 
-    document = json.loads(app.get_openapi_json_schema(
-        title="acx memory cartridge service",
-        version="1.0.0",
-        security_schemes={"bearer": HTTPBearer(bearerFormat="JWT")},
-        security=[{"bearer": []}],
-    ))
+    document = json.loads(
+        app.get_openapi_json_schema(
+            title="acx memory cartridge service",
+            version="1.0.0",
+            security_schemes={"bearer": HTTPBearer(bearerFormat="JWT")},
+            security=[{"bearer": []}],
+        )
+    )
     bundle = _build_model().model_json_schema(ref_template="#/components/schemas/{model}")
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     schemas.update(bundle.pop("$defs", {}))
@@ -108,16 +124,28 @@ def post_bundle(pkg: PkgPath):
     key = app.current_event.headers.get("idempotency-key")
     if key:
         summary = _idempotent_ingest(
-            request={"tenant": principal.tenant, "package": pkg, "idempotencyKey": key[:128],
-                     "bodySha256": hashlib.sha256(body).hexdigest(), "actor": principal.actor},
+            request={
+                "tenant": principal.tenant,
+                "package": pkg,
+                "idempotencyKey": key[:128],
+                "bodySha256": hashlib.sha256(body).hexdigest(),
+                "actor": principal.actor,
+            },
             body=body,
         )
     else:
         summary = ingest_bundle(_deps(), principal.tenant, pkg, principal.actor, body).to_dict()
     metrics.add_metric(name="RecordsIngested", unit=MetricUnit.Count, value=summary["accepted"])
     metrics.add_metric(name="RecordsMerged", unit=MetricUnit.Count, value=summary["merged"])
-    logger.info("bundle ingested", extra={"package": pkg, "accepted": summary["accepted"],
-                                           "merged": summary["merged"], "log": summary["log"]})
+    logger.info(
+        "bundle ingested",
+        extra={
+            "package": pkg,
+            "accepted": summary["accepted"],
+            "merged": summary["merged"],
+            "log": summary["log"],
+        },
+    )
     return _json(201, summary)
 
 
@@ -172,8 +200,12 @@ def _raw_body() -> bytes:
     else:
         body = (event.body or "").encode("utf-8", "surrogatepass")
     if len(body) > MAX_INLINE_BYTES:
-        raise ServiceError(413, "too_large", f"inline bundles are limited to {MAX_INLINE_BYTES} bytes; "
-                           "use POST /v1/packages/{pkg}/uploads", "$")
+        raise ServiceError(
+            413,
+            "too_large",
+            f"inline bundles are limited to {MAX_INLINE_BYTES} bytes; use POST /v1/packages/{{pkg}}/uploads",
+            "$",
+        )
     return body
 
 
@@ -214,8 +246,9 @@ def post_upload(pkg: PkgPath):
     doc = _json_body()
     _only(doc, {"size": int, "contentType": str})
     if doc.get("contentType", "application/json") != "application/json":
-        raise ServiceError(422, "invalid_content_type", "bundles are uploaded as application/json",
-                           "$.contentType")
+        raise ServiceError(
+            422, "invalid_content_type", "bundles are uploaded as application/json", "$.contentType"
+        )
     return _json(201, create_upload(_deps(), principal.tenant, pkg, principal.actor, doc.get("size")))
 
 
@@ -269,7 +302,10 @@ def post_cartridge(pkg: PkgPath):
     doc = _json_body()
     _only(doc, {"includeFieldLearned": bool, "async": bool})
     status, body = request_export(
-        _deps(), principal.tenant, pkg, principal.actor,
+        _deps(),
+        principal.tenant,
+        pkg,
+        principal.actor,
         include_field_learned=bool(doc.get("includeFieldLearned", False)),
         force_async=bool(doc.get("async", False)),
     )
@@ -300,8 +336,9 @@ def get_log_verify(pkg: PkgPath) -> dict[str, Any]:
 
     principal = _caller("log:read", pkg)
     result = verify(_deps(), principal.tenant, pkg)
-    metrics.add_metric(name="VerificationFailed", unit=MetricUnit.Count,
-                       value=0 if result.get("status") == "ok" else 1)
+    metrics.add_metric(
+        name="VerificationFailed", unit=MetricUnit.Count, value=0 if result.get("status") == "ok" else 1
+    )
     return result
 
 
@@ -344,8 +381,10 @@ def _set_lock(pkg: str, *, locked: bool) -> dict[str, Any]:
     doc = _json_body(limit=4 * 1024)
     _only(doc, {"reason": str})
     result = set_lock(_deps(), principal.tenant, pkg, principal.actor, locked, doc.get("reason"))
-    logger.info("package lock", extra={"package": pkg, "locked": locked, "changed": result["changed"],
-                                       "log": result["log"]})
+    logger.info(
+        "package lock",
+        extra={"package": pkg, "locked": locked, "changed": result["changed"], "log": result["log"]},
+    )
     return result
 
 
@@ -367,8 +406,10 @@ def on_validation_error(exc: RequestValidationError) -> Response:
     loc = [str(p) for p in first.get("loc", ()) if p not in ("path", "query", "body")]
     where = "$." + ".".join(loc) if loc else "$"
     message = str(first.get("msg", "invalid request"))
-    return _json(422 if first.get("loc", ("",))[0] == "body" else 400,
-                 {"error": {"code": "invalid_request", "message": message, "path": where}})
+    return _json(
+        422 if first.get("loc", ("",))[0] == "body" else 400,
+        {"error": {"code": "invalid_request", "message": message, "path": where}},
+    )
 
 
 @app.not_found

@@ -41,7 +41,7 @@ class S3Entity(_Loose):
 
 
 class S3Record(_Loose):
-    eventName: str  # noqa: N815 - AWS field name
+    eventName: str
     s3: S3Entity
 
 
@@ -49,7 +49,7 @@ class S3Notification(_Loose):
     """The fields of an S3 event notification this function reads (powertools' S3Model requires fields
     such as userIdentity that S3 omits in some notifications, and moto omits always)."""
 
-    Records: list[S3Record]  # noqa: N815
+    Records: list[S3Record]
 
 
 def record_handler(record: SQSRecord) -> None:
@@ -70,17 +70,30 @@ def record_handler(record: SQSRecord) -> None:
         except Exception as exc:
             # Redelivered by SQS, then the DLQ. The log names the upload and the error type/AWS code
             # only: no traceback, whose exception text could quote bundle content.
-            logger.warning("upload failed", extra={
-                "key": key, "reason": reason(exc), "retryable": is_retryable(exc),
-                "receive_count": record.attributes.approximate_receive_count})
+            logger.warning(
+                "upload failed",
+                extra={
+                    "key": key,
+                    "reason": reason(exc),
+                    "retryable": is_retryable(exc),
+                    "receive_count": record.attributes.approximate_receive_count,
+                },
+            )
             raise
         metrics.add_metric(name=f"Uploads{status.capitalize()}", unit=MetricUnit.Count, value=1)
-        logger.info("upload processed", extra={"key": key, "status": status,
-                                                "receive_count": record.attributes.approximate_receive_count})
+        logger.info(
+            "upload processed",
+            extra={
+                "key": key,
+                "status": status,
+                "receive_count": record.attributes.approximate_receive_count,
+            },
+        )
 
 
 @metrics.log_metrics
 @logger.inject_lambda_context(log_event=False)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return process_partial_response(event=event, record_handler=record_handler, processor=processor,
-                                    context=context)
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )

@@ -20,7 +20,8 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     EventBridgeModel.model_validate(event)
     report = verify_everything(deps())
     for item in report["packages"]:
-        metrics.add_metric(name="VerificationFailed", unit=MetricUnit.Count,
-                           value=0 if item["status"] == "ok" else 1)
+        metrics.add_metric(
+            name="VerificationFailed", unit=MetricUnit.Count, value=0 if item["status"] == "ok" else 1
+        )
     logger.info("verification run", extra={"packages": len(report["packages"]), "failed": report["failed"]})
     return {"packages": len(report["packages"]), "failed": report["failed"], "report": report["reportKey"]}

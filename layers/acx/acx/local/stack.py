@@ -247,9 +247,12 @@ class LocalStack:
             self._reset_process_caches()
             self._load_handlers()
             if self.quiet:
-                self._log_stream = open(self.log_file, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+                self._log_stream = open(self.log_file, "a", encoding="utf-8")
             self._gateway = Gateway(
-                self.handlers.get("api"), self.issuer, port=self.port, region=self.region,
+                self.handlers.get("api"),
+                self.issuer,
+                port=self.port,
+                region=self.region,
                 log_stream=self._log_stream,
             ).start()
             self._start_pumps()

@@ -25,7 +25,12 @@ def cartridge_key(tenant: str, package: str, cartridge_id: str) -> str:
 
 
 def request_export(
-    deps: Deps, tenant: str, package: str, actor: str, *, include_field_learned: bool = False,
+    deps: Deps,
+    tenant: str,
+    package: str,
+    actor: str,
+    *,
+    include_field_learned: bool = False,
     force_async: bool = False,
 ) -> tuple[int, dict[str, Any]]:
     """Start an export; returns (status code, body)."""
@@ -37,12 +42,20 @@ def request_export(
     head = deps.log.head(tenant, package)
     size = int(head.get("size", 0)) if head else 0
     cartridge_id = uuid.uuid4().hex
-    deps.jobs.create(tenant, package, "export", cartridge_id, actor=actor,
-                     includeFieldLearned=include_field_learned, logSize=size)
+    deps.jobs.create(
+        tenant,
+        package,
+        "export",
+        cartridge_id,
+        actor=actor,
+        includeFieldLearned=include_field_learned,
+        logSize=size,
+    )
     if force_async or size > SYNC_EXPORT_MAX_RECORDS:
         if not deps.settings.export_queue_url:
-            raise ServiceError(503, "unavailable", "asynchronous export is not configured",
-                               headers={"Retry-After": "5"})
+            raise ServiceError(
+                503, "unavailable", "asynchronous export is not configured", headers={"Retry-After": "5"}
+            )
         deps.sqs().send_message(
             QueueUrl=deps.settings.export_queue_url,
             MessageBody=json.dumps({"tenant": tenant, "package": package, "cartridgeId": cartridge_id}),
@@ -88,15 +101,19 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
         except ExportBlocked as exc:
             report = exc.report.to_dict()
             deps.jobs.finish(tenant, package, "export", cartridge_id, "blocked", report=report)
-            raise ServiceError(422, "blocked", "the scrub gate blocked the export",
-                               extra={"report": report, "cartridgeId": cartridge_id}) from None
+            raise ServiceError(
+                422,
+                "blocked",
+                "the scrub gate blocked the export",
+                extra={"report": report, "cartridgeId": cartridge_id},
+            ) from None
         key = cartridge_key(tenant, package, cartridge_id)
         # Name the object in the job BEFORE it exists: if the upload or the final job update fails
         # (the object may have landed anyway), a later forget still finds and purges it.
         if not deps.jobs.finish(tenant, package, "export", cartridge_id, "pending", key=key):
             return _describe(deps.jobs.get(tenant, package, "export", cartridge_id) or job)
         deps.cartridges.upload_file(key, path, "application/vnd.acx.cartridge+sqlite3")
-        fields = {
+        fields: dict[str, Any] = {
             "key": key,
             "manifestHash": result.manifest_hash,
             "keyid": result.keyid,
@@ -154,7 +171,9 @@ def _rows_with_proofs(
         if seq >= size:
             return None  # written after the checkpoint was read: no proof against it
         if not tree:
-            leaves = [merkle.leaf_hash(bytes.fromhex(e["hash"])) for e in deps.log.entries(tenant, package, 0, size)]
+            leaves = [
+                merkle.leaf_hash(bytes.fromhex(e["hash"])) for e in deps.log.entries(tenant, package, 0, size)
+            ]
             tree.append(merkle.from_leaves(leaves))
         path = merkle.inclusion_proof(seq, size, tree[0])
         return seq, size, [p.hex() for p in path], entry_hash

@@ -45,7 +45,9 @@ def parse(data: bytes | dict[str, Any], *, max_bytes: int | None = None) -> Any:
     """
     from acx.core.bundle import BundleError, Limits, parse_bundle
 
-    limits = Limits() if max_bytes is None else Limits(max_body_bytes=max_bytes, max_records=UPLOAD_MAX_RECORDS)
+    limits = (
+        Limits() if max_bytes is None else Limits(max_body_bytes=max_bytes, max_records=UPLOAD_MAX_RECORDS)
+    )
     try:
         return parse_bundle(data, limits)
     except BundleError as exc:
@@ -59,13 +61,20 @@ def gate(bundle: Any, forbidden: tuple[str, ...] = ()) -> None:
     report = scan_bundle(bundle.records, bundle.knowledge, bundle.skills, forbidden)
     if report.blocked:
         raise ServiceError(
-            422, "blocked", f"the scrub gate blocked the bundle: {len(report.findings)} finding(s)",
+            422,
+            "blocked",
+            f"the scrub gate blocked the bundle: {len(report.findings)} finding(s)",
             extra={"report": report.to_dict()},
         )
 
 
 def ingest_bundle(
-    deps: Deps, tenant: str, package: str, actor: str, data: bytes | dict[str, Any], *,
+    deps: Deps,
+    tenant: str,
+    package: str,
+    actor: str,
+    data: bytes | dict[str, Any],
+    *,
     max_bytes: int | None = None,
 ) -> IngestSummary:
     """Run the whole pipeline and append the changes to the package log; returns the response summary."""
@@ -92,7 +101,8 @@ def refuse_forgotten(deps: Deps, tenant: str, package: str, records: list[dict[s
         stones = sorted({(h["contentHash"], int(h["seq"])) for h in hits})
         content, seq = stones[0]
         raise ServiceError(
-            409, "forgotten",
+            409,
+            "forgotten",
             f"this bundle holds {len(stones)} forgotten memory(ies): tombstone sha256:{content} "
             f"(forget entry seq {seq}) refuses the same id, content and content slot",
             extra={"tombstones": [{"contentHash": c, "seq": q} for c, q in stones[:20]]},
@@ -107,15 +117,19 @@ def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle:
     for attempt in range(MAX_CONFLICT_RETRIES):
         seen: dict[str, int | None] = {}
 
-        def lookup(ids: set[str], slots: set[str]) -> tuple[dict[str, dict], dict[str, dict]]:
+        def lookup(
+            ids: set[str], slots: set[str], seen: dict[str, int | None] = seen
+        ) -> tuple[dict[str, dict], dict[str, dict]]:
             by_id, by_slot = deps.log.lookup(tenant, package, ids, slots)
             active = {rid: row for rid, row in by_id.items() if row["state"] == "active"}
             for rid in ids:
                 seen.setdefault(rid, active[rid]["seq"] if rid in active else None)
             for row in by_slot.values():
                 seen.setdefault(row["id"], row["seq"])
-            return ({rid: row["record"] for rid, row in active.items()},
-                    {slot: row["record"] for slot, row in by_slot.items()})
+            return (
+                {rid: row["record"] for rid, row in active.items()},
+                {slot: row["record"] for slot, row in by_slot.items()},
+            )
 
         try:
             plan = merge_into(lookup, bundle.records)
@@ -124,21 +138,38 @@ def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle:
         files = _changed_files(deps, tenant, package, bundle)
         if not plan.writes and not plan.retired and not files:
             _store_canonical(deps, tenant, package, bundle)
-            return IngestSummary(plan.accepted, plan.merged, plan.unchanged, 0, None, None,
-                                 deps.log.latest_checkpoint(tenant, package), None)
+            return IngestSummary(
+                plan.accepted,
+                plan.merged,
+                plan.unchanged,
+                0,
+                None,
+                None,
+                deps.log.latest_checkpoint(tenant, package),
+                None,
+            )
         try:
             writes = [{"record": r, "slot": slot_key(r)} for r in plan.writes]
             result = deps.log.append(
                 tenant, package, actor, writes, retired=list(plan.retired), files=files, expected=seen
             )
         except Conflict:
-            time.sleep(random.uniform(0, 0.02 * 2**attempt))  # noqa: S311 - jitter, not crypto
+            time.sleep(random.uniform(0, 0.02 * 2**attempt))
             continue
         key = _store_canonical(deps, tenant, package, bundle)
-        return IngestSummary(plan.accepted, plan.merged, plan.unchanged, 0, result.from_seq, result.to_seq,
-                             result.checkpoint, key)
-    raise ServiceError(503, "contention", "too many concurrent writers on this package; retry",
-                       headers={"Retry-After": "1"})
+        return IngestSummary(
+            plan.accepted,
+            plan.merged,
+            plan.unchanged,
+            0,
+            result.from_seq,
+            result.to_seq,
+            result.checkpoint,
+            key,
+        )
+    raise ServiceError(
+        503, "contention", "too many concurrent writers on this package; retry", headers={"Retry-After": "1"}
+    )
 
 
 def _changed_files(deps: Deps, tenant: str, package: str, bundle: Any) -> list[tuple[str, str]]:

@@ -32,9 +32,7 @@ def is_locked(deps: Deps, tenant: str, package: str) -> bool:
     return bool(state and state.get("locked"))
 
 
-def require_unlocked(
-    deps: Deps, tenant: str, package: str, *, job: tuple[str, str] | None = None
-) -> None:
+def require_unlocked(deps: Deps, tenant: str, package: str, *, job: tuple[str, str] | None = None) -> None:
     """Raise 423 when the package is locked; ``job`` = (kind, id) of a pending job to reject first."""
     if not is_locked(deps, tenant, package):
         return

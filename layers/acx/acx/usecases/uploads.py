@@ -30,7 +30,9 @@ def parse_upload_key(key: str) -> tuple[str, str, str] | None:
 
 def create_upload(deps: Deps, tenant: str, package: str, actor: str, size: int | None) -> dict[str, Any]:
     if size is not None and not 0 < size <= MAX_UPLOAD_BYTES:
-        raise ServiceError(413, "too_large", f"bundle uploads are limited to {MAX_UPLOAD_BYTES} bytes", "$.size")
+        raise ServiceError(
+            413, "too_large", f"bundle uploads are limited to {MAX_UPLOAD_BYTES} bytes", "$.size"
+        )
     from acx.usecases.locks import require_unlocked
 
     require_unlocked(deps, tenant, package)  # before any URL is issued
@@ -83,13 +85,21 @@ def ingest_upload(deps: Deps, key: str) -> str:
         if size > MAX_UPLOAD_BYTES:
             raise ServiceError(413, "too_large", f"bundle uploads are limited to {MAX_UPLOAD_BYTES} bytes")
         body = deps.uploads.get(key)
-        summary = ingest_bundle(deps, tenant, package, job.get("actor", "unknown"), body,
-                                max_bytes=MAX_UPLOAD_BYTES)
+        summary = ingest_bundle(
+            deps, tenant, package, job.get("actor", "unknown"), body, max_bytes=MAX_UPLOAD_BYTES
+        )
     except ServiceError as exc:
         if exc.status >= 500:
             raise  # retryable: SQS redelivers, then the DLQ
-        deps.jobs.finish(tenant, package, "upload", upload_id, "rejected", error=exc.body()["error"],
-                         report=exc.extra.get("report"))
+        deps.jobs.finish(
+            tenant,
+            package,
+            "upload",
+            upload_id,
+            "rejected",
+            error=exc.body()["error"],
+            report=exc.extra.get("report"),
+        )
         deps.uploads.delete(key)
         return "rejected"
     deps.jobs.finish(tenant, package, "upload", upload_id, "ingested", summary=summary.to_dict())
