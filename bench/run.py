@@ -26,7 +26,12 @@ def main(argv: list[str] | None = None) -> int:
         module = importlib.import_module(f"bench.{area}")
         started = time.perf_counter()
         print(f"== {area}", flush=True)
-        for row in module.run(args.quick):
+        try:
+            area_rows = module.run(args.quick)
+        except Exception as exc:  # one broken area must not lose every other area's figures
+            error = f"{type(exc).__name__}: {exc}"[:300]
+            area_rows = [{"name": f"{area} failed", "value": error, "unit": ""}]
+        for row in area_rows:
             row.setdefault("area", area)
             rows.append(row)
             print(format_row(row), flush=True)

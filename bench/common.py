@@ -1,0 +1,114 @@
+"""Shared helpers for bench/core.py, bench/coldstart.py and bench/stack.py (the runner skips this module).
+
+``generate_records`` follows bench/cli.py's generator (same vocabulary, 25% field-learned, ~4% same-id
+edits and ~4% same-content copies under another id) with a shorter summary, so a record is ~1 KB of
+JSON and a 100,000-record bundle stays under the service's 100 MiB presigned-upload limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bench.cli import IMPACTS, PROJECTS, SOURCE_TYPES, WORDS, XP
+
+
+def _sentence(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def _record(rng: random.Random, index: int, prefix: str, summary_words: int) -> dict[str, Any]:
+    portable = rng.random() >= 0.25
+    codebase = None
+    if not portable:
+        codebase = "cbf1_" + hashlib.sha256(f"repo-{rng.randrange(8)}".encode()).hexdigest()[:40]
+    ts = f"2026-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}T{rng.randrange(24):02d}:"
+    ts += f"{rng.randrange(60):02d}:00.{rng.randrange(1000):03d}Z"
+    summary = _sentence(rng, summary_words)
+    if rng.random() < 0.2:
+        summary += " é ü 日本 🚀"
+    return {
+        "id": f"{prefix}-{index // 1000:03d}-{index:06d}",
+        "title": _sentence(rng, rng.randrange(3, 9)),
+        "summary": summary,
+        "sourceType": rng.choice(SOURCE_TYPES),
+        "portable": portable,
+        "codebaseFingerprint": codebase,
+        "repoId": None,
+        "repoLabel": "portable-core" if portable else "field-learned",
+        "projectLabel": rng.choice(PROJECTS),
+        "markdownPath": f"memories/{index:06d}.md",
+        "timestamp": ts,
+        "impact": rng.choice(IMPACTS),
+        "xpAwarded": rng.choice(XP),
+        "tags": sorted({rng.choice(WORDS) for _ in range(rng.randrange(0, 6))}),
+    }
+
+
+def generate_records(
+    n: int, seed: int = 1, prefix: str = "mem", summary_words: int = 90, start: int = 0
+) -> list[dict[str, Any]]:
+    """``n`` valid records (~1 KB each with the default 90-word summary), deterministic per ``seed``.
+
+    ~4% are edits of an earlier record (same id, longer summary, later timestamp, one more tag) and ~4%
+    the same memory under another id (``alt-`` prefix); ids of fresh records start at ``start``.
+    """
+    rng = random.Random(seed)
+    records: list[dict[str, Any]] = []
+    index = start
+    alt = "alt" if prefix == "mem" else f"{prefix}alt"
+    while len(records) < n:
+        roll = rng.random()
+        if records and roll < 0.04:
+            base = dict(rng.choice(records))
+            base["summary"] = base["summary"] + " " + _sentence(rng, 3)
+            base["timestamp"] = "2027" + base["timestamp"][4:]
+            base["tags"] = [*base["tags"], rng.choice(WORDS)]
+            base["xpAwarded"] = rng.choice(XP)
+            records.append(base)
+        elif records and roll < 0.08:
+            base = dict(rng.choice(records))
+            base["id"] = f"{alt}-{index // 1000:03d}-{index:06d}"
+            base["title"] = "  " + base["title"].upper() + " "
+            base["tags"] = list(reversed(base["tags"]))
+            records.append(base)
+            index += 1
+        else:
+            records.append(_record(rng, index, prefix, summary_words))
+            index += 1
+    return records
+
+
+def bundle_bytes(records: list[dict[str, Any]]) -> bytes:
+    """An upload bundle (``{"schemaVersion", "records"}``) as compact UTF-8 JSON."""
+    from acx.core.bundle import SCHEMA_VERSION
+
+    doc = {"schemaVersion": SCHEMA_VERSION, "records": records}
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) with linear interpolation (``statistics.quantiles`` inclusive)."""
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    pos = q * (len(ordered) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """(seconds, result) of one call."""
+    started = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - started, result
