@@ -163,9 +163,10 @@ def start_service(parameters: dict[str, str] | None = None) -> Iterator[Service]
 
     saved = dict(os.environ)
     with mock_aws():
-        from acx.local import moto_ed25519
+        from acx.local import moto_dynamodb, moto_ed25519
 
         moto_ed25519.install()
+        moto_dynamodb.install()
         session = boto3.Session(region_name="us-east-1")
         env = create_from_template(ROOT / "template.yaml", session, parameters=parameters)
         os.environ.update(env)

@@ -32,6 +32,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from acx.local import moto_dynamodb
 from acx.local.gateway import ACCOUNT_ID, Gateway, LambdaContext
 from acx.local.jwt_issuer import ALL_SCOPES, DevIssuer
 
@@ -312,6 +313,7 @@ class LocalStack:
         from moto.server import ThreadedMotoServer
 
         _install_ed25519()
+        moto_dynamodb.install()
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self._moto.start()
         host, port = self._moto.get_host_and_port()
@@ -532,6 +534,7 @@ def _serve_moto(port: int) -> None:
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     _install_ed25519()
+    moto_dynamodb.install()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     parent = os.getppid()

@@ -1,0 +1,78 @@
+"""The local TransactWriteItems stand-in keeps AWS's all-or-nothing semantics without copying tables."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from moto import mock_aws
+
+from acx.local import moto_dynamodb
+
+
+@pytest.fixture
+def ddb() -> Iterator[Any]:
+    with mock_aws():
+        moto_dynamodb.install()
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(
+            TableName="t",
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        yield client
+
+
+def _put(sk: str, cond: str | None = None) -> dict[str, Any]:
+    op: dict[str, Any] = {"TableName": "t", "Item": {"pk": {"S": "p"}, "sk": {"S": sk}, "v": {"N": "1"}}}
+    if cond:
+        op["ConditionExpression"] = cond
+    return {"Put": op}
+
+
+def _keys(ddb: Any) -> list[str]:
+    return sorted(i["sk"]["S"] for i in ddb.scan(TableName="t")["Items"])
+
+
+def test_a_failed_condition_cancels_every_write_with_one_reason_per_item(ddb: Any) -> None:
+    ddb.put_item(TableName="t", Item={"pk": {"S": "p"}, "sk": {"S": "taken"}})
+    with pytest.raises(ClientError) as err:
+        ddb.transact_write_items(
+            TransactItems=[_put("new-1"), _put("taken", "attribute_not_exists(sk)"), _put("new-2")]
+        )
+    assert err.value.response["Error"]["Code"] == "TransactionCanceledException"
+    reasons = [r["Code"] for r in err.value.response["CancellationReasons"]]
+    assert reasons == ["None", "ConditionalCheckFailed", "None"]
+    assert _keys(ddb) == ["taken"]
+
+
+def test_a_transaction_that_holds_applies_every_write(ddb: Any) -> None:
+    update = {
+        "Update": {
+            "TableName": "t",
+            "Key": {"pk": {"S": "p"}, "sk": {"S": "head"}},
+            "UpdateExpression": "SET v = :v",
+            "ConditionExpression": "attribute_not_exists(sk)",
+            "ExpressionAttributeValues": {":v": {"N": "7"}},
+        }
+    }
+    ddb.transact_write_items(TransactItems=[_put("a", "attribute_not_exists(sk)"), update])
+    assert _keys(ddb) == ["a", "head"]
+    head = ddb.get_item(TableName="t", Key={"pk": {"S": "p"}, "sk": {"S": "head"}})["Item"]
+    assert head["v"] == {"N": "7"}
+
+
+def test_two_operations_on_one_item_are_refused(ddb: Any) -> None:
+    with pytest.raises(ClientError):
+        ddb.transact_write_items(TransactItems=[_put("a"), _put("a")])
+    assert _keys(ddb) == []
