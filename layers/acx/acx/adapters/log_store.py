@@ -305,9 +305,14 @@ class LogStore:
         start: str | None = None,
         forward: bool = True,
         limit: int | None = None,
+        page_size: int | None = None,
         **extra: Any,
     ) -> Iterator[dict[str, Any]]:
-        """Paginated Query on one partition, optionally on an sk prefix or from an exclusive start sk."""
+        """Paginated Query on one partition, optionally on an sk prefix or from an exclusive start sk.
+
+        ``limit`` stops after one page of that many items; ``page_size`` only bounds each page (a
+        caller that stops early then reads about what it needs, not 1 MB per page).
+        """
         names = {"#pk": "pk"}
         values: dict[str, Any] = {":pk": {"S": pk}}
         cond = "#pk = :pk"
@@ -324,8 +329,8 @@ class LogStore:
             "ScanIndexForward": forward,
             **extra,
         }
-        if limit is not None:
-            kwargs["Limit"] = limit
+        if limit is not None or page_size is not None:
+            kwargs["Limit"] = limit if limit is not None else page_size
         if start is not None:
             kwargs["ExclusiveStartKey"] = self._key(pk, start)
         while True:
@@ -508,7 +513,9 @@ class LogStore:
         out: list[dict[str, Any]] = []
         last: str | None = None
         pk = self.pk(tenant, package)
-        for item in self._query(self.settings.records_table, pk, prefix="r#", start=start):
+        for item in self._query(
+            self.settings.records_table, pk, prefix="r#", start=start, page_size=min(limit + 1, 1000)
+        ):
             last = item["sk"]
             if item.get("state") != "active":
                 continue
