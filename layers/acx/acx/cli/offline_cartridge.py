@@ -145,9 +145,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
         v = evaluate(args.file, registry, pem)
     except (OSError, ValueError, CartridgeError) as exc:
         return _fail(f"{args.file}: {exc}")
+    inc = v.inclusion or {}
+    log_line = (
+        f"  log checkpoint {inc.get('origin')} size {inc.get('treeSize')}: signature ok, "
+        f"{inc.get('checked')} ROM memories proven included ({inc.get('failed')} failed)\n"
+        if inc.get("present")
+        else "  log checkpoint: none embedded\n"
+    )
     human = (
         f"{v.verdict.upper()}  {args.file}\n  keyid {v.keyid}\n  publisher {v.publisherId}\n"
-        f"  manifest {v.manifestHash}\n" + "".join(f"  - {r}\n" for r in v.reasons)
+        f"  manifest {v.manifestHash}\n" + log_line + "".join(f"  - {r}\n" for r in v.reasons)
     )
     _emit(args, v.to_dict(), human)
     return _verdict_code(v.verdict)
