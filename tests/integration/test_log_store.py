@@ -175,3 +175,26 @@ def test_receipt_written_before_rows(store: LogStore, make_record: Any, write_of
         "row-batch",
         "before-release",
     ]
+
+
+def test_a_writer_that_read_the_head_before_a_lock_cannot_claim_a_seq_after_it(
+    store: LogStore, make_record: Any, write_of: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from acx.adapters.log_store import PackageLocked
+
+    store.append("t1", "pkg", "agent", [write_of(make_record(0))])
+    store.set_admin_lock("t1", "pkg", "operator", True, "ab" * 32)
+    # The old window: a head read that sees the lock's seq but not yet its state. Only the claim's
+    # "not locked" condition can stop this writer now.
+    stale = dataclasses.replace(store._read_head(store.pk("t1", "pkg")), admin_locked=False)
+    reads = iter([stale])
+    real = store._read_head
+    monkeypatch.setattr(store, "_read_head", lambda pk: next(reads, None) or real(pk))
+    with pytest.raises(PackageLocked):
+        store.append("t1", "pkg", "agent", [write_of(make_record(1))])
+    assert store.head("t1", "pkg")["size"] == 2  # the write and the lock; nothing after the lock
+    assert verify_package(store, "t1", "pkg").status == "ok"
+    store.set_admin_lock("t1", "pkg", "operator", False, "cd" * 32)
+    assert store.append("t1", "pkg", "agent", [write_of(make_record(1))]).size == 4

@@ -58,6 +58,10 @@ class Contention(LogStoreError):
     """The package stayed locked or contended past the wait budget."""
 
 
+class PackageLocked(LogStoreError):
+    """An operator locked the package: writes are refused until it is unlocked (checked at the claim)."""
+
+
 class LeaseExpired(LogStoreError):
     """This writer's lease ran out before all rows landed; the receipt stands, rows are orphans."""
 
@@ -95,6 +99,7 @@ class Head:
     range: merkle.CompactRange
     lock_owner: str | None = None
     lock_until: float = 0.0
+    admin_locked: bool = False
 
 
 # ---------------------------------------------------------------- attribute values (no TypeSerializer:
@@ -367,6 +372,7 @@ class LogStore:
                 merkle.CompactRange.from_hex(int(item["size"]), item["range"]),
                 lock.get("owner"),
                 float(lock.get("until", 0)) / 1000,
+                bool((item.get("adminLock") or {}).get("locked", False)),
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise CorruptStore(f"head item does not decode: {exc}") from None
@@ -632,16 +638,30 @@ class LogStore:
         owner: str,
         until: float,
         now: float,
+        admin: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The seq claim: n -> n+k only if still n and no live lease of someone else."""
+        """The seq claim: n -> n+k only if still n, no live lease of someone else, and (for writes) no
+        operator lock. A lock/unlock entry (``admin``) moves the lock state in the same claim, so no
+        write can claim a seq after a lock's entry."""
+        update = "SET #size = :new, #ch = :ch, #rng = :rng, #lock = :lock"
+        guard = ""
+        extra_names: dict[str, str] = {"#adm": "adminLock"}
+        extra_values: dict[str, Any] = {}
+        if admin is not None:
+            update += ", #adm = :adm"
+            extra_values[":adm"] = to_av(admin)
+        else:
+            guard = " AND (attribute_not_exists(#adm) OR #adm.#locked = :false)"
+            extra_names["#locked"] = "locked"
+            extra_values[":false"] = {"BOOL": False}
         return {
             "Update": {
                 "TableName": self.settings.heads_table,
                 "Key": self._key(pk, "head"),
-                "UpdateExpression": "SET #size = :new, #ch = :ch, #rng = :rng, #lock = :lock",
+                "UpdateExpression": update,
                 "ConditionExpression": (
                     "(attribute_not_exists(#size) AND :old = :zero OR #size = :old) AND "
-                    "(attribute_not_exists(#lock) OR #lock.#owner = :me OR #lock.#until <= :now)"
+                    "(attribute_not_exists(#lock) OR #lock.#owner = :me OR #lock.#until <= :now)" + guard
                 ),
                 "ExpressionAttributeNames": {
                     "#size": "size",
@@ -650,8 +670,10 @@ class LogStore:
                     "#lock": "lock",
                     "#owner": "owner",
                     "#until": "until",
+                    **extra_names,
                 },
                 "ExpressionAttributeValues": {
+                    **extra_values,
                     ":new": {"N": str(new_size)},
                     ":old": {"N": str(old.size)},
                     ":zero": {"N": "0"},
@@ -774,6 +796,11 @@ class LogStore:
             if now - started > self.wait_budget:
                 raise Contention(f"package {tenant}/{package} stayed busy for {self.wait_budget:.0f}s")
             head = self._read_head(pk)
+            admin_op = specs[0]["op"] in ("lock", "unlock")
+            if head.admin_locked and not admin_op:
+                if head.lock_owner == owner:
+                    self._release(pk, owner)
+                raise PackageLocked(f"package {tenant}/{package} is locked by an operator")
             if not self._lock_free(head, owner, now):
                 attempt += 1
                 self._backoff(attempt)
@@ -820,7 +847,14 @@ class LogStore:
                 prev = h
             size = head.size + len(specs)
             cp_text = self._checkpoint(tenant, package, size, rng.root(), prev)
-            items = [self._head_update(pk, head, size, prev, rng, owner, until, now)]
+            admin = None
+            if admin_op:
+                admin = {
+                    "locked": specs[0]["op"] == "lock",
+                    "seq": head.size,
+                    "contentHash": specs[0]["contentHash"],
+                }
+            items = [self._head_update(pk, head, size, prev, rng, owner, until, now, admin)]
             items += self._receipt_items(pk, chain, actor, at, head.chain_head, entries)
             items.append(
                 {
@@ -1085,11 +1119,11 @@ class LogStore:
     #
     # The state lives on the head item as ``adminLock = {locked, seq, contentHash}`` (an attribute
     # apart from the writers' lease ``lock``, which every claim SETs and every release REMOVEs). A
-    # ``lock``/``unlock`` entry is receipted through ``_commit`` like any write; the head state is that
-    # entry's "row": set after the receipt, while the lease is held, and only ever moved forward by
-    # seq. A crash in between leaves a receipted entry and the previous state (benign, as a receipt
-    # without a row): retrying the request appends a new entry. The entries have no row key, so the
-    # verifier neither expects a row for them nor reports them as orphans.
+    # ``lock``/``unlock`` entry is receipted through ``_commit`` like any write, and its seq claim sets
+    # the state in the same transaction; every other claim is conditional on "not locked", so no write
+    # can take a seq after a lock entry (a writer that read the head before the lock fails its claim,
+    # re-reads and gets PackageLocked). The entries have no row key, so the verifier neither expects a
+    # row for them nor reports them as orphans.
 
     ADMIN_LOCK_ATTR = "adminLock"
 
@@ -1113,27 +1147,12 @@ class LogStore:
     def set_admin_lock(
         self, tenant: str, package: str, actor: str, locked: bool, content_hash: str
     ) -> AppendResult:
-        """Receipt one ``lock``/``unlock`` entry (hashes only), then move the head's lock state to it."""
-        pk = self.pk(tenant, package)
+        """Receipt one ``lock``/``unlock`` entry (hashes only); its seq claim moves the head's lock state."""
         op = "lock" if locked else "unlock"
         spec = {"op": op, "tier": "package", "contentHash": content_hash, "key": None}
 
         def requests(entries: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
-            e = entries[0]
-            state = {"locked": locked, "seq": e["s"], "contentHash": bytes(e["c"]).hex()}
-            try:
-                self.db.update_item(
-                    TableName=self.settings.heads_table,
-                    Key=self._key(pk, "head"),
-                    UpdateExpression="SET #a = :state",
-                    ConditionExpression="attribute_not_exists(#a) OR #a.#seq < :seq",
-                    ExpressionAttributeNames={"#a": self.ADMIN_LOCK_ATTR, "#seq": "seq"},
-                    ExpressionAttributeValues={":state": to_av(state), ":seq": {"N": str(e["s"])}},
-                )
-            except ClientError as exc:  # a later lock/unlock entry already set its state: it wins
-                if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                    raise
-            return []
+            return []  # the lock state moved with the seq claim (see _head_update): no row to land
 
         start, size, cp, _ = self._commit(tenant, package, actor, [spec], {}, requests)
         return AppendResult(start, size - 1, size, cp)

@@ -84,6 +84,10 @@ def classify(exc: BaseException) -> tuple[int, str, str, int | None]:
         return 422, "idempotency_key_reused", "this Idempotency-Key was used with a different body", None
     if name == "IdempotencyAlreadyInProgressError":
         return 409, "in_progress", "a request with this Idempotency-Key is still being processed", 1
+    if name == "PackageLocked":  # a lock committed between the use case's check and the seq claim
+        from acx.usecases.locks import LOCKED_MESSAGE
+
+        return 423, "locked", LOCKED_MESSAGE, None
     # Walk the wrapped errors too: IdempotencyPersistenceLayerError (a throttled idempotency table) and
     # boto3's S3UploadFailedError carry the retryable AWS error as their cause/context.
     for e in _chain(exc):
