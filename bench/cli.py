@@ -6,10 +6,8 @@ baseline is an optimized Node implementation of the same commands on the same ma
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import random
 import shutil
 import statistics
 import subprocess
@@ -19,81 +17,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-WORDS = (
-    "cache await async backoff config release merge batch lint table lock coroutine deploy schema "
-    "deadlock stream migration dashboard log encoder partition replica disk index p95 latency review "
-    "leak metric mutex parser timezone alarm timeout handler unicode pool bucket quota renewal type "
-    "trace cron tag rotate socket check locale emoji flaky span retry cert shard worker queue"
-).split()
-SOURCE_TYPES = ("incident", "memory", "review", "test_fix", "Agent_Hired")
-IMPACTS = ("positive", "neutral", "negative")
-PROJECTS = ("api", "Company Standby", "portable-core", "billing")
-XP = (0, 1, 2.5, 5, 10, 25, 50, 100)
+from bench import common
 
 MERGE_BASELINE_S = 1.7
 SCRUB_BASELINE_S = 1.2
 
 
-def _sentence(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n))
-
-
-def _record(rng: random.Random, index: int) -> dict[str, Any]:
-    portable = rng.random() >= 0.25
-    codebase = None
-    if not portable:
-        codebase = "cbf1_" + hashlib.sha256(f"repo-{rng.randrange(8)}".encode()).hexdigest()[:40]
-    ts = f"2026-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}T{rng.randrange(24):02d}:"
-    ts += f"{rng.randrange(60):02d}:00.{rng.randrange(1000):03d}Z"
-    summary = _sentence(rng, 150)
-    if rng.random() < 0.2:
-        summary += " é ü 日本 🚀"
-    return {
-        "id": f"mem-{index // 1000:03d}-{index:06d}",
-        "title": _sentence(rng, rng.randrange(3, 9)),
-        "summary": summary,
-        "sourceType": rng.choice(SOURCE_TYPES),
-        "portable": portable,
-        "codebaseFingerprint": codebase,
-        "repoId": None,
-        "repoLabel": "portable-core" if portable else "field-learned",
-        "projectLabel": rng.choice(PROJECTS),
-        "markdownPath": f"memories/{index:06d}.md",
-        "timestamp": ts,
-        "impact": rng.choice(IMPACTS),
-        "xpAwarded": rng.choice(XP),
-        "tags": sorted({rng.choice(WORDS) for _ in range(rng.randrange(0, 6))}),
-    }
-
-
 def generate_records(n: int, seed: int = 1) -> list[dict[str, Any]]:
     """``n`` valid records (~1.4 KB each, 25% field-learned) with ~4% same-id edits and ~4% same-content
     copies under another id, deterministic for a given ``seed`` (so every run benches the same input)."""
-    rng = random.Random(seed)
-    records: list[dict[str, Any]] = []
-    index = 0
-    while len(records) < n:
-        roll = rng.random()
-        if records and roll < 0.04:
-            # An edit of an earlier memory: same id, longer summary, later timestamp, one more tag.
-            base = dict(rng.choice(records))
-            base["summary"] = base["summary"] + " " + _sentence(rng, 3)
-            base["timestamp"] = "2027" + base["timestamp"][4:]
-            base["tags"] = [*base["tags"], rng.choice(WORDS)]
-            base["xpAwarded"] = rng.choice(XP)
-            records.append(base)
-        elif records and roll < 0.08:
-            # The same memory uploaded by another agent under its own id (same content slot).
-            base = dict(rng.choice(records))
-            base["id"] = f"alt-{index // 1000:03d}-{index:06d}"
-            base["title"] = "  " + base["title"].upper() + " "
-            base["tags"] = list(reversed(base["tags"]))
-            records.append(base)
-            index += 1
-        else:
-            records.append(_record(rng, index))
-            index += 1
-    return records
+    return common.generate_records(n, seed, prefix="mem", summary_words=150)
 
 
 def write_bundle(path: Path, n: int, seed: int = 1) -> int:

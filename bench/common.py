@@ -1,8 +1,9 @@
-"""Shared helpers for bench/core.py, bench/coldstart.py and bench/stack.py (the runner skips this module).
+"""Shared helpers of the benchmarks (the runner skips this module).
 
-``generate_records`` follows bench/cli.py's generator (same vocabulary, 25% field-learned, ~4% same-id
-edits and ~4% same-content copies under another id) with a shorter summary, so a record is ~1 KB of
-JSON and a 100,000-record bundle stays under the service's 100 MiB presigned-upload limit.
+``generate_records`` is the one record generator: 25% field-learned, ~4% same-id edits and ~4%
+same-content copies under another id. The default 90-word summary makes a record ~1 KB of JSON (a
+100,000-record bundle stays under the 100 MiB presigned-upload limit); bench/cli.py asks for 150 words
+(~1.4 KB records, the CLI figure's input).
 """
 
 from __future__ import annotations
@@ -15,7 +16,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bench.cli import IMPACTS, PROJECTS, SOURCE_TYPES, WORDS, XP
+WORDS = (
+    "cache await async backoff config release merge batch lint table lock coroutine deploy schema "
+    "deadlock stream migration dashboard log encoder partition replica disk index p95 latency review "
+    "leak metric mutex parser timezone alarm timeout handler unicode pool bucket quota renewal type "
+    "trace cron tag rotate socket check locale emoji flaky span retry cert shard worker queue"
+).split()
+SOURCE_TYPES = ("incident", "memory", "review", "test_fix", "Agent_Hired")
+IMPACTS = ("positive", "neutral", "negative")
+PROJECTS = ("api", "Company Standby", "portable-core", "billing")
+XP = (0, 1, 2.5, 5, 10, 25, 50, 100)
 
 
 def _sentence(rng: random.Random, n: int) -> str:
