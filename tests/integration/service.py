@@ -116,6 +116,15 @@ class Service:
         except json.JSONDecodeError:
             return response["statusCode"], body
 
+    def put_upload(self, upload_id: str, body: bytes, *, package: str, tenant: str = "acme") -> None:
+        """What a client does with its presigned URL: PUT the bundle under uploads/ (S3 then notifies SQS)."""
+        boto3.client("s3", region_name="us-east-1").put_object(
+            Bucket=self.env["UPLOADS_BUCKET"],
+            Key=f"uploads/{tenant}/{package}/{upload_id}.json",
+            Body=body,
+            ContentType="application/json",
+        )
+
     def pump(self, queue_env: str = "INGEST_QUEUE_URL", handler: str = "ingest") -> int:
         """Deliver every waiting SQS message to the handler, as Lambda's event source mapping does."""
         sqs = boto3.client("sqs", region_name="us-east-1")

@@ -141,26 +141,19 @@ def test_presigned_upload_is_ingested_through_sqs_and_the_raw_object_deleted(svc
     query = parse_qs(urlparse(up["url"]).query)
     assert query["X-Amz-Algorithm"] == ["AWS4-HMAC-SHA256"] and int(query["X-Amz-Expires"][0]) <= 900
     assert "content-type" in query["X-Amz-SignedHeaders"][0]
-    s3 = boto3.client("s3", region_name="us-east-1")
-    key = f"uploads/acme/{PKG}/{up['uploadId']}.json"
-    s3.put_object(
-        Bucket=svc.env["UPLOADS_BUCKET"],
-        Key=key,
-        Body=json.dumps(bundle([record(7)])).encode(),
-        ContentType="application/json",
-    )
+    svc.put_upload(up["uploadId"], json.dumps(bundle([record(7)])).encode(), package=PKG)
     assert svc.pump() >= 1
     status, job = svc.call("GET", f"/v1/packages/{PKG}/uploads/{up['uploadId']}")
     assert job["status"] == "ingested" and job["summary"]["accepted"] == 1
+    s3 = boto3.client("s3", region_name="us-east-1")
     assert s3.list_objects_v2(Bucket=svc.env["UPLOADS_BUCKET"]).get("KeyCount", 0) == 0
 
 
 def test_refused_upload_is_deleted_and_reported_without_the_secret(svc: Service) -> None:
     status, up = svc.call("POST", f"/v1/packages/{PKG}/uploads", body={})
-    s3 = boto3.client("s3", region_name="us-east-1")
-    key = f"uploads/acme/{PKG}/{up['uploadId']}.json"
-    body = json.dumps(bundle([record(8, summary=f"token {PLANTED}")])).encode()
-    s3.put_object(Bucket=svc.env["UPLOADS_BUCKET"], Key=key, Body=body, ContentType="application/json")
+    svc.put_upload(
+        up["uploadId"], json.dumps(bundle([record(8, summary=f"token {PLANTED}")])).encode(), package=PKG
+    )
     svc.pump()
     status, job = svc.call("GET", f"/v1/packages/{PKG}/uploads/{up['uploadId']}")
     assert status == 200 and job["status"] == "rejected" and job["report"]["blocked"] is True

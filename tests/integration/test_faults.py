@@ -416,13 +416,7 @@ def _upload(svc: Service, records: list[dict[str, Any]]) -> tuple[str, dict[str,
     """Create an upload, PUT the bundle, and return (upload id, the one SQS message S3 sent)."""
     status, _, up = call(svc, "POST", f"/v1/packages/{PKG}/uploads", body={})
     assert status == 201
-    s3 = boto3.client("s3", region_name="us-east-1")
-    s3.put_object(
-        Bucket=svc.env["UPLOADS_BUCKET"],
-        Key=f"uploads/acme/{PKG}/{up['uploadId']}.json",
-        Body=json.dumps(bundle(records)).encode(),
-        ContentType="application/json",
-    )
+    svc.put_upload(up["uploadId"], json.dumps(bundle(records)).encode(), package=PKG)
     sqs = boto3.client("sqs", region_name="us-east-1")
     got = sqs.receive_message(
         QueueUrl=svc.env["INGEST_QUEUE_URL"], MaxNumberOfMessages=10, AttributeNames=["All"]

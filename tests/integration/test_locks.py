@@ -165,17 +165,11 @@ def test_pending_upload_is_rejected_at_ingest_with_the_423_reason(svc: Service) 
     status, up = svc.call("POST", f"/v1/packages/{PKG}/uploads", body={})
     assert status == 201
     assert svc.call("POST", f"/v1/packages/{PKG}/lock", scopes=["admin"])[0] == 200
-    s3 = boto3.client("s3", region_name="us-east-1")
-    key = f"uploads/acme/{PKG}/{up['uploadId']}.json"
-    s3.put_object(
-        Bucket=svc.env["UPLOADS_BUCKET"],
-        Key=key,
-        Body=json.dumps(bundle([record(7)])).encode(),
-        ContentType="application/json",
-    )
+    svc.put_upload(up["uploadId"], json.dumps(bundle([record(7)])).encode(), package=PKG)
     assert svc.pump() >= 1
     status, job = svc.call("GET", f"/v1/packages/{PKG}/uploads/{up['uploadId']}")
     assert status == 200 and job["status"] == "rejected" and job["error"] == LOCKED["error"], job
+    s3 = boto3.client("s3", region_name="us-east-1")
     assert s3.list_objects_v2(Bucket=svc.env["UPLOADS_BUCKET"]).get("KeyCount", 0) == 0
     assert log_size(svc) == 3
 
