@@ -299,11 +299,6 @@ def sha256_hex(value: Any) -> str:
     return hashlib.sha256(dumps_record(value)).hexdigest()
 
 
-def pretty(value: Any) -> bytes:
-    """Human-readable JSON for CLI output (not canonical; never hashed)."""
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2)
-
-
 # --- Fast path --------------------------------------------------------------------------------------
 # orjson with sorted keys writes the same bytes as RFC 8785 for a well-understood subset: ASCII keys
 # (UTF-8 byte order = UTF-16 code unit order), integers within +/-(2^53-1), integral floats written as

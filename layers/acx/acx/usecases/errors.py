@@ -35,7 +35,3 @@ class ServiceError(Exception):
 def not_found(what: str = "package") -> ServiceError:
     # Another tenant's package and a package that does not exist answer the same (invariant 7).
     return ServiceError(404, "not_found", f"{what} not found")
-
-
-def retryable(message: str, retry_after: int = 1) -> ServiceError:
-    return ServiceError(503, "unavailable", message, headers={"Retry-After": str(retry_after)})
