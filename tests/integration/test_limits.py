@@ -112,8 +112,9 @@ def test_inline_body_over_5_mib_is_413(svc: Service) -> None:
 
 
 def test_too_many_records_is_413(svc: Service) -> None:
-    tiny = [{"id": f"r{i}"} for i in range(10_001)]  # the count is checked before any record
-    refused(svc, bundle(tiny), 413, "too_many_records", "$.records", limit="10000")
+    # Records are checked as they stream in: all valid, the 10,001st is refused for the count.
+    many = [record(i) for i in range(10_001)]
+    refused(svc, bundle(many), 413, "too_many_records", "$.records", limit="10000")
 
 
 @pytest.mark.parametrize(
@@ -255,7 +256,7 @@ def test_cursor_longer_than_2048_is_400(svc: Service) -> None:
 
 def test_invalid_utf8_body(svc: Service) -> None:
     raw = json.dumps(bundle()).encode().replace(b"Limit lesson", b"Limit \xff\xfe lesson")
-    error = refused(svc, raw, 422, "invalid_json", "$")
+    error = refused(svc, raw, 422, "invalid_json", "$.records[0]")  # the record holding the bad bytes
     assert "UTF-8" in error["error"]["message"]
 
 

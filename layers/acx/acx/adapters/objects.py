@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,15 @@ class ObjectStore:
     def upload_file(self, key: str, path: str, content_type: str = "application/octet-stream") -> None:
         self.s3.upload_file(path, self.bucket, key, ExtraArgs={"ContentType": content_type})
 
+    def put_file(self, key: str, fileobj: IO[bytes], content_type: str = "application/json") -> None:
+        """Store a file's bytes, multipart above 16 MiB with at most 4 parts in flight (bounded memory)."""
+        from boto3.s3.transfer import TransferConfig
+
+        config = TransferConfig(multipart_threshold=16 * 1024 * 1024, max_concurrency=4)
+        self.s3.upload_fileobj(
+            fileobj, self.bucket, key, ExtraArgs={"ContentType": content_type}, Config=config
+        )
+
     def get(self, key: str) -> bytes:
         return self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()  # type: ignore[no-any-return]
 
@@ -43,9 +52,13 @@ class ObjectStore:
                 return None
             raise
 
-    def stream(self, key: str) -> Any:
-        """A streaming body (read in chunks; a 100 MiB upload is not read at once by the caller)."""
-        return self.s3.get_object(Bucket=self.bucket, Key=key)["Body"]
+    def chunks(self, key: str, size: int = 1024 * 1024) -> Iterator[bytes]:
+        """The object's bytes in chunks of ``size``: a 100 MiB upload is never held at once."""
+        body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"]
+        try:
+            yield from body.iter_chunks(size)
+        finally:
+            body.close()
 
     def keys(self, prefix: str) -> Iterator[str]:
         paginator = self.s3.get_paginator("list_objects_v2")

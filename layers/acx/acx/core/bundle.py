@@ -6,10 +6,12 @@ to take at all, 422 for what is malformed), and never quoting content, which may
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from acx.core.records import RecordError, validate_record
 
@@ -33,6 +35,11 @@ class Limits:
     max_tag_length: int = 128
     max_depth: int = 16
     max_files_bytes: int = 4 * 1024 * 1024
+    # Raw JSON size of one record, and of any other top-level member (knowledge, skills, vectors), when
+    # a bundle is read as a stream: bounds what is held at once. A record within the field limits above
+    # is far smaller, even with every character written as a \u escape.
+    max_record_bytes: int = 1024 * 1024
+    max_member_bytes: int = 32 * 1024 * 1024
 
 
 class BundleError(ValueError):
@@ -141,23 +148,35 @@ class Bundle:
         return out
 
     def canonical_bytes(self) -> bytes:
-        """RFC 8785 bytes of the bundle, assembled record by record on the fast path."""
+        """RFC 8785 bytes of the bundle (small bundles; large ones go through :meth:`write_canonical`)."""
+        import io
+
+        out = io.BytesIO()
+        self.write_canonical(out)
+        return out.getvalue()
+
+    def write_canonical(self, out: IO[bytes], batch: int = 1000) -> str:
+        """Write the RFC 8785 bytes of the bundle to ``out`` record batch by record batch; returns their
+        sha256 hex. Never holds the whole document: a 100 MiB upload is stored from a spool file."""
         from acx.core.canonical import dumps, dumps_record
 
-        parts = [
-            b'{"knowledge":',
-            dumps([{"path": p, "content": c} for p, c in self.knowledge]),
-            b',"records":[',
-            b",".join(dumps_record(r) for r in self.records),
-            b'],"schemaVersion":',
-            dumps(SCHEMA_VERSION),
-            b',"skills":',
-            dumps([{"path": p, "content": c} for p, c in self.skills]),
-        ]
+        digest = hashlib.sha256()
+
+        def emit(data: bytes) -> None:
+            digest.update(data)
+            out.write(data)
+
+        emit(b'{"knowledge":' + dumps([{"path": p, "content": c} for p, c in self.knowledge]))
+        emit(b',"records":[')
+        for start in range(0, len(self.records), batch):
+            chunk = b",".join(dumps_record(r) for r in self.records[start : start + batch])
+            emit(chunk if start == 0 else b"," + chunk)
+        emit(b'],"schemaVersion":' + dumps(SCHEMA_VERSION))
+        emit(b',"skills":' + dumps([{"path": p, "content": c} for p, c in self.skills]))
         if self.vectors is not None:
-            parts += [b',"vectors":', dumps(self.vectors)]
-        parts.append(b"}")
-        return b"".join(parts)
+            emit(b',"vectors":' + dumps(self.vectors))
+        emit(b"}")
+        return digest.hexdigest()
 
 
 def write_schema(path: Path | None = None) -> Path:
@@ -175,8 +194,8 @@ def write_schema(path: Path | None = None) -> Path:
 # --- Parsing
 
 
-def _too_deep(value: Any, limit: int) -> str | None:
-    stack: list[tuple[Any, str, int]] = [(value, "$", 1)]
+def _too_deep(value: Any, limit: int, path: str = "$") -> str | None:
+    stack: list[tuple[Any, str, int]] = [(value, path, 1)]
     while stack:
         node, path, depth = stack.pop()
         if depth > limit:
@@ -301,19 +320,36 @@ def _vectors(value: Any) -> dict[str, Any] | None:
     return value
 
 
+def _check_record(record: Any, where: str, limits: Limits) -> None:
+    try:
+        validate_record(record, where)
+    except RecordError as exc:
+        raise BundleError("invalid_record", exc.message, exc.path) from None
+    _check_record_limits(record, where, limits)
+
+
+def _finish(doc: dict[str, Any], records: list[dict[str, Any]], limits: Limits) -> Bundle:
+    """Checks that need the whole top level: schema version, files, vectors."""
+    if doc.get("schemaVersion") != SCHEMA_VERSION:
+        raise BundleError("invalid_schema_version", f"must be {SCHEMA_VERSION}", "$.schemaVersion")
+    budget = [0]
+    knowledge = _files(doc, "knowledge", limits, budget)
+    skills = _files(doc, "skills", limits, budget)
+    return Bundle(records=records, knowledge=knowledge, skills=skills, vectors=_vectors(doc.get("vectors")))
+
+
 def parse_bundle(data: bytes | dict[str, Any], limits: Limits = Limits()) -> Bundle:
-    """Validate an upload bundle against the format and the service limits; raise :class:`BundleError`."""
-    from acx.core.canonical import CanonicalError, child_path, loads
+    """Validate an upload bundle against the format and the service limits; raise :class:`BundleError`.
+
+    Bytes are read as a stream (:func:`parse_bundle_stream`); a dict is checked as it is.
+    """
+    from acx.core.canonical import child_path
 
     if isinstance(data, bytes | bytearray | memoryview):
         if len(data) > limits.max_body_bytes:
             raise BundleError("body_too_large", f"body larger than {limits.max_body_bytes} bytes", "$", 413)
-        try:
-            doc = loads(bytes(data))
-        except CanonicalError as exc:
-            raise BundleError("invalid_json", exc.message, exc.path) from None
-    else:
-        doc = data
+        return parse_bundle_stream([bytes(data)], limits)
+    doc = data
     if type(doc) is not dict:
         raise BundleError("invalid_type", "a bundle must be a JSON object", "$")
     for key in doc:
@@ -332,16 +368,85 @@ def parse_bundle(data: bytes | dict[str, Any], limits: Limits = Limits()) -> Bun
             "too_many_records", f"more than {limits.max_records} records in one bundle", "$.records", 413
         )
     for index, record in enumerate(records):
-        where = f"$.records[{index}]"
-        try:
-            validate_record(record, where)
-        except RecordError as exc:
-            raise BundleError("invalid_record", exc.message, exc.path) from None
-        _check_record_limits(record, where, limits)
-    budget = [0]
-    knowledge = _files(doc, "knowledge", limits, budget)
-    skills = _files(doc, "skills", limits, budget)
-    return Bundle(records=records, knowledge=knowledge, skills=skills, vectors=_vectors(doc.get("vectors")))
+        _check_record(record, f"$.records[{index}]", limits)
+    return _finish(doc, records, limits)
+
+
+def _counted(chunks: Iterable[bytes], limit: int) -> Iterator[bytes]:
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        if total > limit:
+            raise BundleError("body_too_large", f"body larger than {limit} bytes", "$", 413)
+        yield chunk
+
+
+def _load(raw: bytes, where: str) -> Any:
+    from acx.core.canonical import CanonicalError, loads
+
+    try:
+        return loads(raw)
+    except CanonicalError as exc:
+        raise BundleError("invalid_json", exc.message, where + exc.path[1:]) from None
+
+
+def parse_bundle_stream(chunks: Iterable[bytes], limits: Limits = Limits()) -> Bundle:
+    """:func:`parse_bundle` over bytes that arrive in chunks (an S3 streaming body).
+
+    Only one record's raw JSON is held at a time, so memory grows with the parsed records, not with
+    the document. Records are checked as they arrive: the first bad one stops the read, and the
+    refusal names its JSON path. Same checks and limits as :func:`parse_bundle` on a dict.
+    """
+    from acx.core.canonical import child_path
+    from acx.core.jsonstream import StreamError, ValueTooLarge, split_object
+
+    doc: dict[str, Any] = {}
+    records: list[dict[str, Any]] | None = None
+    parts = split_object(
+        _counted(chunks, limits.max_body_bytes),
+        "records",
+        max_member_bytes=limits.max_member_bytes,
+        max_element_bytes=limits.max_record_bytes,
+    )
+    try:
+        for part in parts:
+            if part.index is None:  # a member, or the start of the records array
+                path = child_path("$", part.key[:64])
+                if part.key not in _TOP_LEVEL:
+                    raise BundleError("unknown_field", "unknown top-level field", path)
+                if part.key in doc:
+                    raise BundleError("invalid_json", "duplicate object key", path)
+                if part.streamed:
+                    doc[part.key] = records = []
+                    continue
+                value = _load(part.raw, path)
+                deep = _too_deep(value, limits.max_depth - 1, path)
+                if deep is not None:
+                    raise BundleError("too_deep", f"nesting deeper than {limits.max_depth} levels", deep)
+                doc[part.key] = value
+                continue
+            where = f"$.records[{part.index}]"
+            if part.index >= limits.max_records:
+                raise BundleError(
+                    "too_many_records",
+                    f"more than {limits.max_records} records in one bundle",
+                    "$.records",
+                    413,
+                )
+            record = _load(part.raw, where)
+            deep = _too_deep(record, limits.max_depth - 2, where)
+            if deep is not None:
+                raise BundleError("too_deep", f"nesting deeper than {limits.max_depth} levels", deep)
+            _check_record(record, where, limits)
+            assert records is not None
+            records.append(record)
+    except ValueTooLarge as exc:
+        raise BundleError("value_too_large", exc.message, exc.path, 413) from None
+    except StreamError as exc:
+        raise BundleError("invalid_json", exc.message, exc.path) from None
+    if records is None:
+        raise BundleError("invalid_type", "must be an array of memory records", "$.records")
+    return _finish(doc, records, limits)
 
 
 # --- Packing an agent-package directory

@@ -6,9 +6,9 @@ invalid record or any secret is refused whole and writes nothing.
 
 from __future__ import annotations
 
-import hashlib
 import random
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -36,29 +36,48 @@ class IngestSummary:
 
 
 UPLOAD_MAX_RECORDS = 200_000
+GATE_BATCH = 2000  # records scanned per pass: the scan joins their strings into one buffer
+SPOOL_IN_MEMORY = 8 * 1024 * 1024  # canonical bundles above this are spooled to /tmp, not held
+
+BundleInput = bytes | dict[str, Any] | Iterable[bytes]
 
 
-def parse(data: bytes | dict[str, Any], *, max_bytes: int | None = None) -> Any:
+def parse(data: BundleInput, *, max_bytes: int | None = None) -> Any:
     """Parse and validate a bundle; every refusal is a 413/422 naming the JSON path and the limit.
 
     ``max_bytes`` raises the inline limits for presigned uploads (up to 100 MiB, 200,000 records).
+    An iterable of chunks (an S3 body) is read as a stream: one record's raw JSON at a time.
     """
-    from acx.core.bundle import BundleError, Limits, parse_bundle
+    from acx.core.bundle import BundleError, Limits, parse_bundle, parse_bundle_stream
 
     limits = (
         Limits() if max_bytes is None else Limits(max_body_bytes=max_bytes, max_records=UPLOAD_MAX_RECORDS)
     )
     try:
-        return parse_bundle(data, limits)
+        if isinstance(data, bytes | dict):
+            return parse_bundle(data, limits)
+        return parse_bundle_stream(data, limits)
     except BundleError as exc:
         raise ServiceError(exc.status, exc.code, exc.message, exc.path) from None
 
 
 def gate(bundle: Any, forbidden: tuple[str, ...] = ()) -> None:
-    """The scrub gate: fail closed; the 422 report names where, never what."""
-    from acx.core.scrub import scan_bundle
+    """The scrub gate: fail closed; the 422 report names where, never what.
 
-    report = scan_bundle(bundle.records, bundle.knowledge, bundle.skills, forbidden)
+    Records are scanned in batches so the joined scan buffer stays small on a 100 MiB upload; the
+    findings are the same, in the same order, as one scan of the whole bundle.
+    """
+    from acx.core.scrub import ScrubReport, scan_bundle
+
+    report = ScrubReport()
+    records = bundle.records
+    parts = [
+        scan_bundle(records[i : i + GATE_BATCH], forbidden=forbidden)
+        for i in range(0, len(records), GATE_BATCH)
+    ]
+    parts.append(scan_bundle([], bundle.knowledge, bundle.skills, forbidden))
+    for part in parts:
+        report.extend([*part.findings, *part.warnings])
     if report.blocked:
         raise ServiceError(
             422,
@@ -73,7 +92,7 @@ def ingest_bundle(
     tenant: str,
     package: str,
     actor: str,
-    data: bytes | dict[str, Any],
+    data: BundleInput,
     *,
     max_bytes: int | None = None,
 ) -> IngestSummary:
@@ -182,8 +201,16 @@ def _changed_files(deps: Deps, tenant: str, package: str, bundle: Any) -> list[t
 
 
 def _store_canonical(deps: Deps, tenant: str, package: str, bundle: Any) -> str:
-    """Write the bundle's canonical JSON to the data bucket, content-addressed (same bytes, same key)."""
-    body = bundle.canonical_bytes()
-    key = f"bundles/{tenant}/{package}/{hashlib.sha256(body).hexdigest()}.json"
-    deps.data.put(key, body)
+    """Write the bundle's canonical JSON to the data bucket, content-addressed (same bytes, same key).
+
+    The bytes go through a spool file (in memory up to ``SPOOL_IN_MEMORY``, then /tmp), so a large
+    upload is never held twice; the key is the sha256 computed while writing.
+    """
+    import tempfile
+
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY) as spool:
+        digest = bundle.write_canonical(spool)
+        spool.seek(0)
+        key = f"bundles/{tenant}/{package}/{digest}.json"
+        deps.data.put_file(key, spool)
     return key

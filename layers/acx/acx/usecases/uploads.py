@@ -84,9 +84,13 @@ def ingest_upload(deps: Deps, key: str) -> str:
             return "pending"  # already processed and deleted by an earlier delivery
         if size > MAX_UPLOAD_BYTES:
             raise ServiceError(413, "too_large", f"bundle uploads are limited to {MAX_UPLOAD_BYTES} bytes")
-        body = deps.uploads.get(key)
         summary = ingest_bundle(
-            deps, tenant, package, job.get("actor", "unknown"), body, max_bytes=MAX_UPLOAD_BYTES
+            deps,
+            tenant,
+            package,
+            job.get("actor", "unknown"),
+            deps.uploads.chunks(key),
+            max_bytes=MAX_UPLOAD_BYTES,
         )
     except ServiceError as exc:
         if exc.status >= 500:
