@@ -20,11 +20,12 @@ is still receipted and verifies, but may shadow a newer version (reported as an 
 from __future__ import annotations
 
 import base64
+import itertools
 import random
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -162,7 +163,7 @@ def pad(seq: int) -> str:
 
 def compress(record: dict[str, Any]) -> bytes:
     """Row body: zlib of the canonical JSON (a ~1 KB record stays in one 1 KB write unit)."""
-    return zlib.compress(canonical.dumps(record), 9)
+    return zlib.compress(canonical.dumps_record(record), 9)
 
 
 def decompress(body: bytes) -> dict[str, Any]:
@@ -284,14 +285,18 @@ class LogStore:
                 raise Contention("BatchGetItem kept returning UnprocessedKeys")
         return out
 
-    def _batch_write(self, requests: list[tuple[str, dict[str, Any]]], lease_until: float | None) -> None:
-        """BatchWriteItem 25 at a time across tables, retrying UnprocessedItems; checks the lease first."""
-        for i in range(0, len(requests), BATCH_WRITE):
+    def _batch_write(self, requests: Iterable[tuple[str, dict[str, Any]]], lease_until: float | None) -> None:
+        """BatchWriteItem 25 at a time across tables, retrying UnprocessedItems; checks the lease first.
+
+        ``requests`` may be a generator: only one batch of items is built at a time.
+        """
+        it = iter(requests)
+        while batch := list(itertools.islice(it, BATCH_WRITE)):
             if lease_until is not None and self.clock() > lease_until - self.lease_margin:
                 raise LeaseExpired("lease ran out before all rows landed")
             self.hook("row-batch")
             pending: dict[str, list[dict[str, Any]]] = {}
-            for table, req in requests[i : i + BATCH_WRITE]:
+            for table, req in batch:
                 pending.setdefault(table, []).append(req)
             for attempt in range(12):
                 resp = self.db.batch_write_item(RequestItems=pending)
@@ -781,7 +786,7 @@ class LogStore:
         actor: str,
         specs: list[dict[str, Any]],
         checks: dict[str, int | None],
-        row_requests: Callable[[list[dict[str, Any]]], list[tuple[str, dict[str, Any]]]],
+        row_requests: Callable[[list[dict[str, Any]]], Iterable[tuple[str, dict[str, Any]]]],
     ) -> tuple[int, int, str, list[dict[str, Any]]]:
         """Claim seqs, put receipt + checkpoint, land rows, release. Returns (from, size, cp, entries)."""
         pk = self.pk(tenant, package)
@@ -920,6 +925,8 @@ class LogStore:
             raise ValueError("an operation writes each record id and file path at most once")
         if len({r["slot"] for r in rows}) != len(rows) or {r["id"] for r in rows} & set(retired):
             raise ValueError("writes must have distinct slots, and a retired id cannot be written")
+        by_key: dict[str, Any] = {f"r#{r['id']}": r for r in rows}
+        by_key.update((f"f#{path}", (path, content)) for path, content, _ in file_rows)
         checks = dict(expected or {})
         first: int | None = None
         last_size = 0
@@ -931,10 +938,8 @@ class LogStore:
             if i == 0:
                 part_checks |= {rid: checks[rid] for rid in retired if rid in checks}
 
-            def requests(entries: list[dict[str, Any]], lo: int = i) -> list[tuple[str, dict[str, Any]]]:
-                return self._row_requests(
-                    tenant, package, rows, file_rows, entries, lo, retired if lo == 0 else ()
-                )
+            def requests(entries: list[dict[str, Any]], lo: int = i) -> Iterator[tuple[str, dict[str, Any]]]:
+                return self._row_requests(tenant, package, by_key, entries, retired if lo == 0 else ())
 
             start, last_size, cp, _ = self._commit(tenant, package, actor, part, part_checks, requests)
             first = start if first is None else first
@@ -968,20 +973,29 @@ class LogStore:
         self,
         tenant: str,
         package: str,
-        rows: list[dict[str, Any]],
-        files: list[tuple[str, str, str]],
+        by_key: dict[str, Any],
         entries: list[dict[str, Any]],
-        offset: int,
         retired: Sequence[str],
-    ) -> list[tuple[str, dict[str, Any]]]:
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The items of one operation's entries (row + slot index per record, one per file), built
+        lazily: only the batch being sent exists at once, whatever the operation's size."""
         pk = self.pk(tenant, package)
         table = self.settings.records_table
-        by_key = {e["k"]: e for e in entries}
-        out: list[tuple[str, dict[str, Any]]] = []
-        for r in rows:
-            e = by_key.get(f"r#{r['id']}")
-            if e is None:
+        for e in entries:
+            target = by_key[e["k"]]
+            if isinstance(target, tuple):  # a knowledge or skill file
+                path, content = target
+                item = {
+                    "pk": pk,
+                    "sk": f"f#{path}",
+                    "seq": e["s"],
+                    "contentHash": e["c"],
+                    "entryHash": e["h"],
+                    "content": content,
+                }
+                yield table, {"PutRequest": {"Item": to_item(item)}}
                 continue
+            r = target
             item = {
                 "pk": pk,
                 "sk": f"r#{r['id']}",
@@ -995,33 +1009,13 @@ class LogStore:
                 "body": r["body"],
                 "tags": r["tags"] or None,
             }
-            out.append((table, {"PutRequest": {"Item": to_item(item)}}))
-            out.append(
-                (
-                    table,
-                    {
-                        "PutRequest": {
-                            "Item": to_item({"pk": pk, "sk": f"s#{r['slot']}", "recordId": r["id"]})
-                        }
-                    },
-                )
+            yield table, {"PutRequest": {"Item": to_item(item)}}
+            yield (
+                table,
+                {"PutRequest": {"Item": to_item({"pk": pk, "sk": f"s#{r['slot']}", "recordId": r["id"]})}},
             )
-        for path, content, _ch in files:
-            e = by_key.get(f"f#{path}")
-            if e is None:
-                continue
-            item = {
-                "pk": pk,
-                "sk": f"f#{path}",
-                "seq": e["s"],
-                "contentHash": e["c"],
-                "entryHash": e["h"],
-                "content": content,
-            }
-            out.append((table, {"PutRequest": {"Item": to_item(item)}}))
         for rid in retired:  # a retired row's slot item is overwritten by its survivor's (same slot)
-            out.append((table, {"DeleteRequest": {"Key": self._key(pk, f"r#{rid}")}}))
-        return out
+            yield table, {"DeleteRequest": {"Key": self._key(pk, f"r#{rid}")}}
 
     def _find_active(
         self, tenant: str, package: str, record_id: str | None, content_hash: str | None
