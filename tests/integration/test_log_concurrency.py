@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,8 +52,11 @@ def endpoint(atomic_moto: None) -> Iterator[str]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
+    url = f"http://{host}:{port}"
+    # moto's backends live in this process, shared by every server it starts: begin empty.
+    urllib.request.urlopen(urllib.request.Request(url + "/moto-api/reset", method="POST")).close()  # noqa: S310
     try:
-        yield f"http://{host}:{port}"
+        yield url
     finally:
         server.stop()
 
@@ -77,7 +81,7 @@ def test_eight_writers_one_package(endpoint: str) -> None:
                 # one record every writer touches: the merge race the lease + expected checks guard
                 shared = {**_make_record(99999), "xpAwarded": w * 10 + op}
                 for _ in range(50):
-                    by_id, _ = store.lookup("t1", "pkg", {r["id"] for r in [*recs, shared]}, set())
+                    by_id, _, _ = store.lookup("t1", "pkg", {r["id"] for r in [*recs, shared]}, set())
                     expected = {
                         r["id"]: by_id[r["id"]]["seq"] if r["id"] in by_id else None for r in [*recs, shared]
                     }
@@ -112,3 +116,63 @@ def test_eight_writers_one_package(endpoint: str) -> None:
     result = verify_package(store, "t1", "pkg")
     assert result.status == "ok", str(result.to_dict())
     assert result.orphans == []
+
+
+def test_writers_racing_for_one_empty_slot_leave_one_survivor(endpoint: str) -> None:
+    """Six uploads, each the same memory under its own id, all at once into an empty package.
+
+    Each writer's lookup finds the slot empty; without the slot check at the claim, every one of them
+    would write its own row for the same content. With it, losers re-plan and fold into the winner.
+    """
+    import json
+
+    from acx.adapters.objects import ObjectStore
+    from acx.usecases.deps import Deps
+    from acx.usecases.ingest import ingest_bundle
+
+    settings = Settings.model_validate({})
+    create_tables(client(endpoint), settings)
+    s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=endpoint)
+    s3.create_bucket(Bucket=settings.data_bucket)
+    signer = LocalEd25519Signer()
+    content = {
+        "title": "Retry with backoff",
+        "summary": "The flaky upload passed once retries used jittered backoff.",
+        "sourceType": "incident",
+        "portable": True,
+        "codebaseFingerprint": None,
+        "repoId": None,
+        "repoLabel": "portable-core",
+        "projectLabel": "api",
+        "timestamp": "2026-01-02T03:04:05Z",
+        "impact": "neutral",
+        "xpAwarded": 3,
+        "tags": ["retry"],
+    }
+    barrier = threading.Barrier(6)
+    errors: list[BaseException] = []
+
+    def worker(w: int) -> None:
+        store = LogStore(client(endpoint), settings, signer, "acx-test-log")
+        data = ObjectStore(s3, settings.data_bucket)
+        deps = Deps(settings, store, data, data, data, None, signer)  # type: ignore[arg-type]
+        body = json.dumps(
+            {"schemaVersion": "acx.memory-bundle/1", "records": [{"id": f"same-{w}", **content}]}
+        )
+        barrier.wait()
+        try:
+            ingest_bundle(deps, "t1", "pkg", f"w{w}", body.encode())
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    store = LogStore(client(endpoint), settings, signer, "acx-test-log")
+    rows = list(store.iter_active("t1", "pkg"))
+    assert [r["id"] for r in rows] == ["same-0"]  # one row per slot; the smallest id survives
+    result = verify_package(store, "t1", "pkg")
+    assert result.status == "ok", str(result.to_dict())

@@ -33,7 +33,7 @@ def crash_at(point: str, nth: int = 1) -> Any:
 def ingest(store: LogStore, records: list[dict[str, Any]], write_of: Any) -> None:
     """What the caller does: look up, write only what is missing or different, retry on Conflict."""
     for _ in range(5):
-        by_id, _ = store.lookup("t1", "pkg", {r["id"] for r in records}, set())
+        by_id, _, _ = store.lookup("t1", "pkg", {r["id"] for r in records}, set())
         todo = [r for r in records if r["id"] not in by_id or by_id[r["id"]]["record"] != r]
         if not todo:
             return

@@ -43,7 +43,7 @@ def test_lookup_by_id_and_slot_and_expected_conflict(
     recs = [make_record(i) for i in range(3)]
     writes = [write_of(r) for r in recs]
     store.append("t1", "pkg", "a", writes)
-    by_id, by_slot = store.lookup("t1", "pkg", {"m-00000", "nope"}, {writes[2]["slot"], "zz"})
+    by_id, by_slot, _ = store.lookup("t1", "pkg", {"m-00000", "nope"}, {writes[2]["slot"], "zz"})
     assert set(by_id) == {"m-00000"} and by_id["m-00000"]["record"] == recs[0]
     assert set(by_slot) == {writes[2]["slot"]} and by_slot[writes[2]["slot"]]["id"] == "m-00002"
     seen = by_id["m-00000"]["seq"]
@@ -70,7 +70,7 @@ def test_expected_checks_beyond_one_transaction(store: LogStore, make_record: An
     recs = [make_record(i) for i in range(120)]
     expected: dict[str, int | None] = {r["id"]: None for r in recs}
     store.append("t1", "big", "a", [write_of(r) for r in recs], expected=expected)
-    by_id, _ = store.lookup("t1", "big", {r["id"] for r in recs}, set())
+    by_id, _, _ = store.lookup("t1", "big", {r["id"] for r in recs}, set())
     assert len(by_id) == 120
     stale = {r["id"]: None for r in recs}  # all exist now
     with pytest.raises(Conflict):
@@ -89,7 +89,7 @@ def test_forget_erases_plaintext_keeps_chain(store: LogStore, make_record: Any, 
     assert res.content_hash == logcore.content_hash(recs[1])
     row = store.get_rows("t1", "pkg", ["r#m-00001"])["r#m-00001"]
     assert row["state"] == "tombstoned" and "body" not in row and "tags" not in row
-    by_id, by_slot = store.lookup("t1", "pkg", {"m-00001"}, {writes[1]["slot"]})
+    by_id, by_slot, _ = store.lookup("t1", "pkg", {"m-00001"}, {writes[1]["slot"]})
     assert by_id["m-00001"]["record"] is None and by_slot == {}
     stones = store.forgotten(
         "t1", "pkg", content_hashes=[res.content_hash], ids=["m-00001"], slots=[writes[1]["slot"]]

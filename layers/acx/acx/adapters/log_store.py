@@ -6,7 +6,8 @@ Write protocol of one operation (``append`` / ``forget``):
 2. ONE TransactWriteItems: the head goes n -> n+k on condition ``size = n`` and no live lock held by
    someone else (the seq claim + a per-package lease), the receipt item(s) are put on condition of not
    existing, the signed checkpoint for n+k is put on condition of not existing (append-only), plus
-   ConditionChecks on rows the caller saw (``expected``). The receipt is durable before any row;
+   ConditionChecks on the rows and slot index items the caller saw (``expected``,
+   ``expected_slots``). The receipt is durable before any row;
 3. rows, slot index items, retired-row deletes (BatchWriteItem, 25 per call, retried);
 4. release the lease (UpdateItem on condition we still own it).
 
@@ -470,8 +471,9 @@ class LogStore:
 
     def lookup(
         self, tenant: str, package: str, ids: set[str], slots: set[str]
-    ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-        """Rows (any state) by id, and active rows by slot key; point reads only, never a scan."""
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, str | None]]:
+        """Rows (any state) by id, active rows by slot key, and the record id each queried slot's index
+        item names (None: no item; what ``append(expected_slots=...)`` checks). Point reads only."""
         pk = self.pk(tenant, package)
         table = self.settings.records_table
         got = self._batch_get(table, pk, [f"r#{i}" for i in ids] + [f"s#{s}" for s in slots])
@@ -486,7 +488,8 @@ class LogStore:
             row = by_id.get(rid) if isinstance(rid, str) else None
             if row is not None and row["state"] == "active" and row["slot"] == slot:
                 by_slot[slot] = row
-        return {i: r for i, r in by_id.items() if i in ids}, by_slot
+        pointers = {slot: slot_ids.get(slot) for slot in slots}
+        return {i: r for i, r in by_id.items() if i in ids}, by_slot, pointers
 
     def forgotten(
         self,
@@ -732,21 +735,25 @@ class LogStore:
             if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
                 raise
 
-    def _row_check(self, pk: str, rid: str, seq: int | None) -> dict[str, Any]:
-        cond: dict[str, Any] = {"TableName": self.settings.records_table, "Key": self._key(pk, f"r#{rid}")}
-        if seq is None:
+    def _row_check(self, pk: str, sk: str, seen: tuple[str, Any]) -> dict[str, Any]:
+        """ConditionCheck: item ``sk`` still has ``attr = value`` as read (value None: still absent)."""
+        attr, value = seen
+        cond: dict[str, Any] = {"TableName": self.settings.records_table, "Key": self._key(pk, sk)}
+        if value is None:
             cond["ConditionExpression"] = "attribute_not_exists(sk)"
         else:
-            cond["ConditionExpression"] = "#seq = :seq"
-            cond["ExpressionAttributeNames"] = {"#seq": "seq"}
-            cond["ExpressionAttributeValues"] = {":seq": {"N": str(seq)}}
+            cond["ConditionExpression"] = "#a = :v"
+            cond["ExpressionAttributeNames"] = {"#a": attr}
+            cond["ExpressionAttributeValues"] = {":v": to_av(value)}
         return {"ConditionCheck": cond}
 
-    def _check_rows(self, pk: str, expected: dict[str, int | None]) -> bool:
-        got = self._batch_get(self.settings.records_table, pk, [f"r#{r}" for r in expected], ["seq"])
-        for rid, seq in expected.items():
-            item = got.get(f"r#{rid}")
-            if (item.get("seq") if item else None) != seq:
+    def _check_rows(self, pk: str, expected: dict[str, tuple[str, Any]]) -> bool:
+        """The same checks as :meth:`_row_check`, by reading (when they do not fit one transaction)."""
+        attrs = sorted({attr for attr, _ in expected.values()})
+        got = self._batch_get(self.settings.records_table, pk, list(expected), attrs)
+        for sk, (attr, value) in expected.items():
+            item = got.get(sk)
+            if (item.get(attr) if item else None) != value:
                 return False
         return True
 
@@ -785,7 +792,7 @@ class LogStore:
         package: str,
         actor: str,
         specs: list[dict[str, Any]],
-        checks: dict[str, int | None],
+        checks: dict[str, tuple[str, Any]],
         row_requests: Callable[[list[dict[str, Any]]], Iterable[tuple[str, dict[str, Any]]]],
     ) -> tuple[int, int, str, list[dict[str, Any]]]:
         """Claim seqs, put receipt + checkpoint, land rows, release. Returns (from, size, cp, entries)."""
@@ -872,7 +879,7 @@ class LogStore:
             )
             n_fixed = len(items)
             if fold:
-                items += [self._row_check(pk, rid, seq) for rid, seq in sorted(checks.items())]
+                items += [self._row_check(pk, sk, seen) for sk, seen in sorted(checks.items())]
             try:
                 self.hook("before-claim")
                 self.db.transact_write_items(TransactItems=items)
@@ -901,12 +908,15 @@ class LogStore:
         retired: Sequence[str] = (),
         files: Sequence[tuple[str, str]] = (),
         expected: dict[str, int | None] | None = None,
+        expected_slots: dict[str, str | None] | None = None,
     ) -> AppendResult:
         """One write operation: receipt first, then rows. See the module docstring for the protocol.
 
         ``writes``: ``{"record": dict, "slot": str, "id"?, "zone"?, "cbf"?, "tags"?}``; ``retired``: ids
         whose rows are removed because a survivor absorbed them; ``files``: (path, content).
-        ``expected``: id -> seq seen at lookup (None = absent); any difference raises :class:`Conflict`
+        ``expected``: id -> seq seen at lookup (None = absent); ``expected_slots``: slot -> record id of
+        its index item seen at lookup (None = absent), so two writers cannot both fill one empty slot;
+        any difference raises :class:`Conflict`
         before the receipt is written. Operations over ``MAX_ENTRIES_PER_OPERATION`` are split in several.
         """
         if not writes and not files:
@@ -927,16 +937,26 @@ class LogStore:
             raise ValueError("writes must have distinct slots, and a retired id cannot be written")
         by_key: dict[str, Any] = {f"r#{r['id']}": r for r in rows}
         by_key.update((f"f#{path}", (path, content)) for path, content, _ in file_rows)
-        checks = dict(expected or {})
+        checks: dict[str, tuple[str, Any]] = {
+            f"r#{rid}": ("seq", seq) for rid, seq in (expected or {}).items()
+        }
+        # A slot check travels with the part that writes that slot (the first part otherwise).
+        slot_part = {r["slot"]: i - i % MAX_ENTRIES_PER_OPERATION for i, r in enumerate(rows)}
+        for slot, rid in (expected_slots or {}).items():
+            checks[f"s#{slot}"] = ("recordId", rid)
         first: int | None = None
         last_size = 0
         cp = ""
         for i in range(0, len(specs), MAX_ENTRIES_PER_OPERATION):
             part = specs[i : i + MAX_ENTRIES_PER_OPERATION]
             keys = {s["key"] for s in part}
-            part_checks = {rid: seq for rid, seq in checks.items() if f"r#{rid}" in keys}
+            part_checks = {
+                sk: seen
+                for sk, seen in checks.items()
+                if sk in keys or (sk.startswith("s#") and slot_part.get(sk[2:], 0) == i)
+            }
             if i == 0:
-                part_checks |= {rid: checks[rid] for rid in retired if rid in checks}
+                part_checks |= {f"r#{rid}": checks[f"r#{rid}"] for rid in retired if f"r#{rid}" in checks}
 
             def requests(entries: list[dict[str, Any]], lo: int = i) -> Iterator[tuple[str, dict[str, Any]]]:
                 return self._row_requests(tenant, package, by_key, entries, retired if lo == 0 else ())
@@ -1103,7 +1123,9 @@ class LogStore:
                 return out
 
             try:
-                start, _, cp, _ = self._commit(tenant, package, actor, [spec], {rid: covers["seq"]}, requests)
+                start, _, cp, _ = self._commit(
+                    tenant, package, actor, [spec], {f"r#{rid}": ("seq", covers["seq"])}, requests
+                )
             except Conflict:
                 continue  # the row changed under us: look again (it may now be gone -> NotFound)
             return ForgetResult(rid, ch, start, cp, covers, item.get("slot"))

@@ -30,10 +30,12 @@ class ObjectStore:
         self.s3.upload_file(path, self.bucket, key, ExtraArgs={"ContentType": content_type})
 
     def put_file(self, key: str, fileobj: IO[bytes], content_type: str = "application/json") -> None:
-        """Store a file's bytes, multipart above 16 MiB with at most 4 parts in flight (bounded memory)."""
+        """Store a file's bytes: multipart above 16 MiB, 8 MiB parts, two in flight (bounded memory)."""
         from boto3.s3.transfer import TransferConfig
 
-        config = TransferConfig(multipart_threshold=16 * 1024 * 1024, max_concurrency=4)
+        config = TransferConfig(
+            multipart_threshold=16 * 1024 * 1024, multipart_chunksize=8 * 1024 * 1024, max_concurrency=2
+        )
         self.s3.upload_fileobj(
             fileobj, self.bucket, key, ExtraArgs={"ContentType": content_type}, Config=config
         )

@@ -155,7 +155,7 @@ class Bundle:
         self.write_canonical(out)
         return out.getvalue()
 
-    def write_canonical(self, out: IO[bytes], batch: int = 1000) -> str:
+    def write_canonical(self, out: IO[bytes], batch: int = 256) -> str:
         """Write the RFC 8785 bytes of the bundle to ``out`` record batch by record batch; returns their
         sha256 hex. Never holds the whole document: a 100 MiB upload is stored from a spool file."""
         from acx.core.canonical import dumps, dumps_record

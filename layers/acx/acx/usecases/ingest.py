@@ -135,16 +135,22 @@ def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle:
 
     for attempt in range(MAX_CONFLICT_RETRIES):
         seen: dict[str, int | None] = {}
+        seen_slots: dict[str, str | None] = {}
 
         def lookup(
-            ids: set[str], slots: set[str], seen: dict[str, int | None] = seen
+            ids: set[str],
+            slots: set[str],
+            seen: dict[str, int | None] = seen,
+            seen_slots: dict[str, str | None] = seen_slots,
         ) -> tuple[dict[str, dict], dict[str, dict]]:
-            by_id, by_slot = deps.log.lookup(tenant, package, ids, slots)
+            by_id, by_slot, pointers = deps.log.lookup(tenant, package, ids, slots)
             active = {rid: row for rid, row in by_id.items() if row["state"] == "active"}
             for rid in ids:
                 seen.setdefault(rid, active[rid]["seq"] if rid in active else None)
             for row in by_slot.values():
                 seen.setdefault(row["id"], row["seq"])
+            for slot, pointer in pointers.items():
+                seen_slots.setdefault(slot, pointer)
             return (
                 {rid: row["record"] for rid, row in active.items()},
                 {slot: row["record"] for slot, row in by_slot.items()},
@@ -170,7 +176,14 @@ def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle:
         try:
             writes = [{"record": r, "slot": slot_key(r)} for r in plan.writes]
             result = deps.log.append(
-                tenant, package, actor, writes, retired=list(plan.retired), files=files, expected=seen
+                tenant,
+                package,
+                actor,
+                writes,
+                retired=list(plan.retired),
+                files=files,
+                expected=seen,
+                expected_slots=seen_slots,
             )
         except Conflict:
             time.sleep(random.uniform(0, 0.02 * 2**attempt))
