@@ -135,6 +135,25 @@ def test_forget_erases_plaintext_everywhere_and_refuses_the_memory_back(svc: Ser
     assert verified["status"] == "ok", verified
 
 
+def test_forget_also_refuses_older_versions_and_the_ids_folded_into_the_memory(svc: Service) -> None:
+    first = record(20, summary="Version one of the canary lesson")
+    copy_ = dict(first, id="mem-0021")  # the same memory under another id: folded into mem-0020
+    assert svc.call("POST", f"/v1/packages/{PKG}/bundles", body=bundle([first]))[0] == 201
+    status, body = svc.call("POST", f"/v1/packages/{PKG}/bundles", body=bundle([copy_]))
+    assert status == 201 and body["merged"] == 1
+    second = dict(first, summary="Version two of the canary lesson, rewritten")
+    assert svc.call("POST", f"/v1/packages/{PKG}/bundles", body=bundle([second]))[0] == 201
+    assert svc.call("DELETE", f"/v1/packages/{PKG}/memories/mem-0020")[0] == 200
+    for again in (
+        dict(first, id="mem-0077"),  # version one's content under a new id (a past slot)
+        dict(second, id="mem-0021"),  # an id folded into the forgotten memory, new content
+        dict(second, id="mem-0078"),  # the current version under a new id
+    ):
+        status, body = svc.call("POST", f"/v1/packages/{PKG}/bundles", body=bundle([again]))
+        assert status == 409 and "tombstone" in body["error"]["message"], (again["id"], body)
+    assert svc.call("GET", f"/v1/packages/{PKG}/log/verify")[1]["status"] == "ok"
+
+
 def test_presigned_upload_is_ingested_through_sqs_and_the_raw_object_deleted(svc: Service) -> None:
     status, up = svc.call("POST", f"/v1/packages/{PKG}/uploads", body={"size": 2000})
     assert status == 201 and up["method"] == "PUT" and up["expiresIn"] <= 900

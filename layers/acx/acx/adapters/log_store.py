@@ -42,6 +42,7 @@ from acx.core.signing import Signer
 SEQ_WIDTH = 12
 MAX_ITEM_BYTES = 350_000  # under DynamoDB's 400 KB, leaving room for attribute names and keys
 MAX_ENTRIES_PER_RECEIPT = 1500  # ~120 B per entry -> ~180 KB per receipt item
+MAX_HISTORY = 32  # past slots / absorbed ids kept per row (most recent), tombstoned on forget
 MAX_ENTRIES_PER_OPERATION = 6000  # several receipt items, one transaction, far below 4 MB
 MAX_TX_ITEMS = 100
 BATCH_WRITE = 25
@@ -465,6 +466,8 @@ class LogStore:
                 "cbf": item.get("cbf"),
                 "state": state,
                 "tags": item.get("tags") or [],
+                "pastSlots": list(item.get("pastSlots") or []),
+                "pastIds": list(item.get("pastIds") or []),
             }
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptStore(f"row {item.get('sk')} does not decode: {exc}") from None
@@ -987,6 +990,8 @@ class LogStore:
             "tags": [t for t in tags if isinstance(t, str)],
             "body": body,
             "contentHash": logcore.content_hash(record),
+            "pastSlots": [x for x in write.get("pastSlots", ()) if x != slot][-MAX_HISTORY:],
+            "pastIds": [x for x in write.get("pastIds", ()) if x != rid][-MAX_HISTORY:],
         }
 
     def _row_requests(
@@ -1028,6 +1033,8 @@ class LogStore:
                 "state": "active",
                 "body": r["body"],
                 "tags": r["tags"] or None,
+                "pastSlots": r["pastSlots"] or None,
+                "pastIds": r["pastIds"] or None,
             }
             yield table, {"PutRequest": {"Item": to_item(item)}}
             yield (
@@ -1110,16 +1117,14 @@ class LogStore:
                 out = [
                     (table, {"PutRequest": {"Item": to_item(row)}}),
                     (table, {"PutRequest": {"Item": to_item({"pk": pk, "sk": f"t#{ch}", **stone})}}),
-                    (table, {"PutRequest": {"Item": to_item({"pk": pk, "sk": f"t#id#{rid}", **stone})}}),
                 ]
-                if slot:
-                    out.append(
-                        (
-                            table,
-                            {"PutRequest": {"Item": to_item({"pk": pk, "sk": f"t#slot#{slot}", **stone})}},
-                        )
-                    )
-                    out.append((table, {"DeleteRequest": {"Key": self._key(pk, f"s#{slot}")}}))
+                # Older versions of the memory (past slots) and ids folded into it are refused too.
+                ids = dict.fromkeys([rid, *(item.get("pastIds") or [])])
+                slots = dict.fromkeys([*([slot] if slot else []), *(item.get("pastSlots") or [])])
+                for key in [*(f"t#id#{i}" for i in ids), *(f"t#slot#{x}" for x in slots)]:
+                    out.append((table, {"PutRequest": {"Item": to_item({"pk": pk, "sk": key, **stone})}}))
+                for x in slots:
+                    out.append((table, {"DeleteRequest": {"Key": self._key(pk, f"s#{x}")}}))
                 return out
 
             try:

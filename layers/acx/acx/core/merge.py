@@ -423,13 +423,15 @@ class MergePlan:
     """What to change in a store so that it holds ``merge(store + incoming)``.
 
     ``writes`` are survivors that are new or whose canonical bytes changed; ``retired`` are stored ids
-    folded into a survivor with another id (their rows go away). Every incoming record is counted
+    folded into a survivor with another id (their rows go away), and ``absorbed`` says which survivor
+    took each (so forgetting the survivor also refuses them). Every incoming record is counted
     exactly once in ``accepted`` (a new memory), ``merged`` (folded into an existing or another incoming
     record) or ``unchanged`` (a re-upload of a stored record that changes nothing).
     """
 
     writes: list[Record] = field(default_factory=list)
     retired: list[str] = field(default_factory=list)
+    absorbed: dict[str, list[str]] = field(default_factory=dict)  # survivor id -> its retired ids
     unchanged: int = 0
     merged: int = 0
     accepted: int = 0
@@ -480,6 +482,8 @@ def merge_into(lookup: Lookup, incoming: list[Record]) -> MergePlan:
         if changed or retired:
             plan.writes.append(out)
             plan.retired.extend(retired)
+            if retired:
+                plan.absorbed[out["id"]] = sorted(retired, key=utf16_key)
             plan.merged += n_in
         else:
             # Nothing to write: a re-upload of the stored record is unchanged; a copy under another id

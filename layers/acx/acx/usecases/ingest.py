@@ -136,15 +136,19 @@ def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle:
     for attempt in range(MAX_CONFLICT_RETRIES):
         seen: dict[str, int | None] = {}
         seen_slots: dict[str, str | None] = {}
+        rows: dict[str, dict[str, Any]] = {}
 
         def lookup(
             ids: set[str],
             slots: set[str],
             seen: dict[str, int | None] = seen,
             seen_slots: dict[str, str | None] = seen_slots,
+            rows: dict[str, dict[str, Any]] = rows,
         ) -> tuple[dict[str, dict], dict[str, dict]]:
             by_id, by_slot, pointers = deps.log.lookup(tenant, package, ids, slots)
             active = {rid: row for rid, row in by_id.items() if row["state"] == "active"}
+            rows.update(active)
+            rows.update((row["id"], row) for row in by_slot.values())
             for rid in ids:
                 seen.setdefault(rid, active[rid]["seq"] if rid in active else None)
             for row in by_slot.values():
@@ -174,7 +178,9 @@ def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle:
                 None,
             )
         try:
-            writes = [{"record": r, "slot": slot_key(r)} for r in plan.writes]
+            writes = [
+                {"record": r, "slot": slot_key(r), **_history(r["id"], plan, rows)} for r in plan.writes
+            ]
             result = deps.log.append(
                 tenant,
                 package,
@@ -202,6 +208,20 @@ def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle:
     raise ServiceError(
         503, "contention", "too many concurrent writers on this package; retry", headers={"Retry-After": "1"}
     )
+
+
+def _history(survivor: str, plan: Any, rows: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """The slots and ids a survivor's memory held before (its own older versions, the stored records
+    folded into it): a later forget tombstones them all, so no older version comes back."""
+    slots: list[str] = []
+    ids: list[str] = []
+    for rid in [survivor, *plan.absorbed.get(survivor, [])]:
+        row = rows.get(rid)
+        if row is None:
+            continue
+        slots += [*row["pastSlots"], row["slot"]]
+        ids += [*row["pastIds"], rid]
+    return {"pastSlots": list(dict.fromkeys(slots)), "pastIds": list(dict.fromkeys(ids))}
 
 
 def _changed_files(deps: Deps, tenant: str, package: str, bundle: Any) -> list[tuple[str, str]]:
