@@ -110,11 +110,11 @@ def ingest_bundle(
 def refuse_forgotten(deps: Deps, tenant: str, package: str, records: list[dict[str, Any]]) -> None:
     """409 when any record matches a tombstone (same id, same content, or same content slot)."""
     from acx.core.canonical import sha256_hex
-    from acx.core.fingerprint import slot_key
+    from acx.core.merge import slot_keys
 
     ids = {r["id"] for r in records}
     hashes = {sha256_hex(r) for r in records}
-    slots = {slot_key(r) for r in records}
+    slots = set(slot_keys(records))
     hits = deps.log.forgotten(tenant, package, sorted(ids), sorted(hashes), sorted(slots))
     if hits:
         stones = sorted({(h["contentHash"], int(h["seq"])) for h in hits})
@@ -130,8 +130,7 @@ def refuse_forgotten(deps: Deps, tenant: str, package: str, records: list[dict[s
 
 def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle: Any) -> IngestSummary:
     from acx.adapters.log_store import Conflict
-    from acx.core.fingerprint import slot_key
-    from acx.core.merge import MergeConflict, merge_into
+    from acx.core.merge import MergeConflict, merge_into, slot_keys
 
     for attempt in range(MAX_CONFLICT_RETRIES):
         seen: dict[str, int | None] = {}
@@ -179,7 +178,8 @@ def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle:
             )
         try:
             writes = [
-                {"record": r, "slot": slot_key(r), **_history(r["id"], plan, rows)} for r in plan.writes
+                {"record": r, "slot": slot, **_history(r["id"], plan, rows)}
+                for r, slot in zip(plan.writes, slot_keys(plan.writes), strict=True)
             ]
             result = deps.log.append(
                 tenant,
