@@ -103,3 +103,43 @@ def test_forget_crash_then_retry(store: LogStore, point: str, make_record: Any, 
     # writes after the crash go through (the stale lease expired)
     store.append("t1", "pkg", "agent", [write_of(make_record(9))])
     assert verify_package(store, "t1", "pkg", incremental=True).status == "ok"
+
+
+def test_a_long_operation_renews_its_lease_and_lands(
+    store: LogStore, clock: Any, make_record: Any, write_of: Any
+) -> None:
+    """A slow store: every row batch takes 10 s, the whole operation ~8 lease lengths. The writer renews
+    its lease past each half-life, so every row lands and the log verifies without orphans."""
+
+    def slow(point: str) -> None:
+        if point == "row-batch":
+            clock.sleep(10.0)
+
+    store.hook = slow
+    records = [make_record(i) for i in range(300)]  # 600 row and slot items -> 24 batches
+    ingest(store, records, write_of)
+    store.hook = lambda _p: None
+    result = verify_package(store, "t1", "pkg")
+    assert result.status == "ok" and result.orphans == [], str(result.to_dict())
+    assert len(list(store.iter_active("t1", "pkg"))) == 300
+
+
+def test_a_writer_that_lost_its_lease_stops_before_the_next_batch(
+    store: LogStore, clock: Any, make_record: Any, write_of: Any
+) -> None:
+    """Paused past its lease (a frozen Lambda): renewal is refused, the writer stops; what it claimed
+    and did not write is reported as orphans and the next writer supersedes it."""
+    from acx.adapters.log_store import LeaseExpired
+
+    def frozen(point: str) -> None:
+        if point == "row-batch":
+            clock.sleep(store.lease_seconds + 1)
+
+    store.hook = frozen
+    with pytest.raises(LeaseExpired):
+        ingest(store, [make_record(i) for i in range(30)], write_of)
+    store.hook = lambda _p: None
+    assert verify_package(store, "t1", "pkg", update_witness=False).status == "ok"
+    ingest(store, [make_record(i) for i in range(30)], write_of)
+    result = verify_package(store, "t1", "pkg")
+    assert result.status == "ok" and len(list(store.iter_active("t1", "pkg"))) == 30

@@ -13,7 +13,8 @@ Write protocol of one operation (``append`` / ``forget``):
 
 The lease exists because rows land *after* the claim: without it, a second writer could pass its
 ConditionChecks while the first writer's rows are still in flight and then overwrite them. A writer
-whose lease ran out stops before its next row batch. The lease does NOT stop a writer that is paused
+renews its lease past half-life (only while it still holds it, unexpired), so a large operation on a
+slow store keeps going; a writer whose lease ran out stops before its next row batch. The lease does NOT stop a writer that is paused
 (GC, frozen Lambda) between that check and the batch call for longer than ``lease_margin``; such a row
 is still receipted and verifies, but may shadow a newer version (reported as an orphan entry).
 """
@@ -287,15 +288,26 @@ class LogStore:
                 raise Contention("BatchGetItem kept returning UnprocessedKeys")
         return out
 
-    def _batch_write(self, requests: Iterable[tuple[str, dict[str, Any]]], lease_until: float | None) -> None:
-        """BatchWriteItem 25 at a time across tables, retrying UnprocessedItems; checks the lease first.
+    def _batch_write(
+        self,
+        requests: Iterable[tuple[str, dict[str, Any]]],
+        lease: tuple[str, str, float] | None = None,
+    ) -> None:
+        """BatchWriteItem 25 at a time across tables, retrying UnprocessedItems.
 
-        ``requests`` may be a generator: only one batch of items is built at a time.
+        ``requests`` may be a generator: only one batch of items is built at a time. ``lease`` =
+        (pk, owner, until): before each batch the lease must still have ``lease_margin`` left; past its
+        half-life it is renewed (only while still held), so a large operation on a slow store keeps it.
         """
         it = iter(requests)
+        until = lease[2] if lease else 0.0
         while batch := list(itertools.islice(it, BATCH_WRITE)):
-            if lease_until is not None and self.clock() > lease_until - self.lease_margin:
-                raise LeaseExpired("lease ran out before all rows landed")
+            if lease is not None:
+                now = self.clock()
+                if now > until - self.lease_seconds / 2:
+                    until = self._renew(lease[0], lease[1], now, until)
+                if self.clock() > until - self.lease_margin:
+                    raise LeaseExpired("lease ran out before all rows landed")
             self.hook("row-batch")
             pending: dict[str, list[dict[str, Any]]] = {}
             for table, req in batch:
@@ -723,6 +735,29 @@ class LogStore:
             raise
         return until
 
+    def _renew(self, pk: str, owner: str, now: float, until: float) -> float:
+        """Extend our lease to ``now + lease_seconds`` if we still hold it unexpired; else keep ``until``
+        (the caller then stops: someone else may own the package by now)."""
+        new = now + self.lease_seconds
+        try:
+            self.db.update_item(
+                TableName=self.settings.heads_table,
+                Key=self._key(pk, "head"),
+                UpdateExpression="SET #lock.#until = :new",
+                ConditionExpression="#lock.#owner = :me AND #lock.#until > :now",
+                ExpressionAttributeNames={"#lock": "lock", "#owner": "owner", "#until": "until"},
+                ExpressionAttributeValues={
+                    ":me": {"S": owner},
+                    ":new": {"N": str(int(new * 1000))},
+                    ":now": {"N": str(int(now * 1000))},
+                },
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return until
+            raise
+        return new
+
     def _release(self, pk: str, owner: str) -> None:
         self.hook("before-release")
         try:
@@ -898,7 +933,7 @@ class LogStore:
                 continue
             break
         self.hook("after-receipt")
-        self._batch_write(row_requests(entries), until)
+        self._batch_write(row_requests(entries), (pk, owner, until))
         self._release(pk, owner)
         return head.size, size, cp_text, entries
 
