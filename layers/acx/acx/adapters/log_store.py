@@ -14,8 +14,9 @@ Write protocol of one operation (``append`` / ``forget``):
 The lease exists because rows land *after* the claim: without it, a second writer could pass its
 ConditionChecks while the first writer's rows are still in flight and then overwrite them. A writer
 renews its lease past half-life (only while it still holds it, unexpired), so a large operation on a
-slow store keeps going; a writer whose lease ran out stops before its next row batch. The lease does NOT stop a writer that is paused
-(GC, frozen Lambda) between that check and the batch call for longer than ``lease_margin``; such a row
+slow store keeps going; a writer whose lease ran out stops before its next row batch. The lease does
+NOT stop a writer that is paused (GC, frozen Lambda) between that check and the batch call for longer
+than ``lease_margin``; such a row
 is still receipted and verifies, but may shadow a newer version (reported as an orphan entry).
 """
 
@@ -1025,8 +1026,10 @@ class LogStore:
             "tags": [t for t in tags if isinstance(t, str)],
             "body": body,
             "contentHash": logcore.content_hash(record),
-            "pastSlots": [x for x in write.get("pastSlots", ()) if x != slot][-MAX_HISTORY:],
-            "pastIds": [x for x in write.get("pastIds", ()) if x != rid][-MAX_HISTORY:],
+            "pastSlots": [x for x in write["pastSlots"] if x != slot][-MAX_HISTORY:]
+            if "pastSlots" in write
+            else (),
+            "pastIds": [x for x in write["pastIds"] if x != rid][-MAX_HISTORY:] if "pastIds" in write else (),
         }
 
     def _row_requests(

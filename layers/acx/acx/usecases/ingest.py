@@ -221,6 +221,8 @@ def _history(survivor: str, plan: Any, rows: dict[str, dict[str, Any]]) -> dict[
             continue
         slots += [*row["pastSlots"], row["slot"]]
         ids += [*row["pastIds"], rid]
+    if not slots:
+        return {}  # a new memory: nothing to carry (the common case; no lists per record)
     return {"pastSlots": list(dict.fromkeys(slots)), "pastIds": list(dict.fromkeys(ids))}
 
 
