@@ -132,10 +132,11 @@ def _setup() -> tuple[Any, Any, Any]:
 def _ingest(store: Any, package: str, records: list[dict[str, Any]]) -> None:
     from acx.core.canonical import sha256_hex
 
-    by_id, _ = store.lookup("t", package, {r["id"] for r in records}, set())
-    expected = {r["id"]: (by_id[r["id"]]["seq"] if r["id"] in by_id else None) for r in records}
     writes = [{"record": r, "slot": sha256_hex({"s": r["summary"], "t": r["title"]})} for r in records]
-    store.append("t", package, "bench", writes, expected=expected)
+    # As ingest does: look up ids and slots, and have the claim check both (no slot filled twice).
+    by_id, _, pointers = store.lookup("t", package, {r["id"] for r in records}, {w["slot"] for w in writes})
+    expected = {r["id"]: (by_id[r["id"]]["seq"] if r["id"] in by_id else None) for r in records}
+    store.append("t", package, "bench", writes, expected=expected, expected_slots=pointers)
 
 
 def _seed_head(client: Any, settings: Any, package: str, size: int) -> None:
