@@ -1,10 +1,17 @@
-"""Fast paths of the scrub gate agree with the plain ones: needle guards and the home-path pass."""
+"""Fast paths of the scrub gate agree with the plain ones: needle guards, the home-path pass, and the
+CLI's parallel UTF-8 check + clean proof (first invalid byte, BOM, secrets in the last part)."""
 
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acx.cli import offline_scrub
 from acx.core import scrub
 
 NEEDLES = [b"~/", b"Q~", b"\\Users\\", b"dapi", b"eyJ", b"~"]
@@ -62,3 +69,66 @@ def test_overlapping_home_paths_are_all_seen() -> None:
     spans: list[tuple[str, int, int, str]] = []
     scrub._scan_home(b"x /home/home/alice ~/a", spans)
     assert sorted(s[1] for s in spans) == [2, 7, 19]
+
+
+# --- the CLI's fast verdict: parts checked in parallel must agree with the whole checked at once
+
+
+def big_bundle(tail: str = "") -> bytes:
+    records = [{"id": f"r{i}", "summary": "caf\u00e9 bucket \U0001f680 note " * 30} for i in range(12_000)]
+    records[-1]["summary"] += tail
+    data = json.dumps(records, ensure_ascii=False).encode()
+    assert len(data) > 8_000_000
+    return data
+
+
+def run_cli(path: Path) -> subprocess.CompletedProcess[bytes]:
+    cmd = [sys.executable, "-m", "acx.cli.main", "scrub", str(path)]
+    return subprocess.run(cmd, capture_output=True, timeout=120, check=False)
+
+
+def test_parallel_verdict_equals_the_serial_one() -> None:
+    clean = big_bundle()
+    dirty = big_bundle(" npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8")
+    cut = len(clean) - 50
+    broken = clean[:cut] + b"\xc3" + clean[cut + 1 :]  # a lone lead byte near the end: last part
+    for data, verdict in ((clean, offline_scrub._CLEAN), (dirty, offline_scrub._VALID)):
+        assert offline_scrub._fast_verdict(data, []) == verdict
+        assert offline_scrub._check_part(data, []) == verdict
+    assert offline_scrub._fast_verdict(broken, []) == offline_scrub._UNKNOWN
+
+
+def test_invalid_utf8_in_the_last_part_reports_the_first_bad_byte(tmp_path: Path) -> None:
+    data = big_bundle()
+    first, second = len(data) - 900, len(data) - 40
+    data = data[:first] + b"\xff" + data[first + 1 : second] + b"\xc3" + data[second + 1 :]
+    path = tmp_path / "bad.json"
+    path.write_bytes(data)
+    result = run_cli(path)
+    assert result.returncode == 2
+    assert result.stdout == b""
+    assert result.stderr.decode() == f"acx scrub: {path}: not UTF-8 (byte offset {first})\n"
+
+
+def test_bom_and_non_ascii_big_file_is_clean_and_bom_offsets_stay_file_offsets(tmp_path: Path) -> None:
+    data = b"\xef\xbb\xbf" + big_bundle()
+    path = tmp_path / "bom.json"
+    path.write_bytes(data)
+    result = run_cli(path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b'{"blocked": false, "findings": [], "warnings": []}\n'
+    cut = data.rindex(b"note")
+    path.write_bytes(data[:cut] + b"\xed\xa0\x80" + data[cut:])  # an encoded surrogate is not UTF-8
+    result = run_cli(path)
+    assert result.returncode == 2
+    assert f"(byte offset {cut})" in result.stderr.decode()
+
+
+def test_secret_in_the_last_part_of_a_non_ascii_file_blocks(tmp_path: Path) -> None:
+    path = tmp_path / "dirty.json"
+    path.write_bytes(big_bundle(" token: hv" + "s.CAESIJlU1s9XyZkMPq2Rt3v4W5x6Y7z8A9b0"))
+    result = run_cli(path)
+    assert result.returncode == 3
+    report = json.loads(result.stdout)
+    assert report["blocked"] is True
+    assert {f["location"] for f in report["findings"]} == {"record:r11999"}
