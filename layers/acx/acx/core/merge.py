@@ -399,14 +399,15 @@ def _merge(records: list[Record], slots: list[str] | None = None) -> list[tuple[
         current = nxt
 
 
-def merge_records(records: Iterable[Record]) -> list[Record]:
+def merge_records(records: Iterable[Record], slots: list[str] | None = None) -> list[Record]:
     """Merge records (already validated) into one survivor per memory, sorted by id (UTF-16 order).
 
     The result is the same for every arrival order. Raises :class:`MergeConflict` when one id is used
-    in two tiers or codebases.
+    in two tiers or codebases. ``slots``, when given, is ``slot_keys(records)`` computed beforehand
+    (the CLI hashes records while it validates them, on two cores).
     """
     pool = records if isinstance(records, list) else list(records)
-    survivors = [entry[0] for entry in _merge(pool)]
+    survivors = [entry[0] for entry in _merge(pool, slots)]
     _sort_by_id(survivors)
     return survivors
 

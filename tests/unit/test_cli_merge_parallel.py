@@ -1,0 +1,194 @@
+"""`acx merge` split over two processes gives the serial answer, byte for byte: same output, same
+exit code, same first error (file, JSON path, message), same refusal of what the strict parser
+refuses, whichever process's share holds the problem."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from acx.cli import offline_merge
+from acx.cli.main import main
+from acx.core.canonical import CanonicalError
+
+CBF = "cbf1_" + "ab" * 20
+
+
+def rec(i: int, **over: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "id": f"m{i:05d}",
+        "title": f"title {i % 7}",
+        "summary": f"summary {i % 11} caf\u00e9 \U0001f680",
+        "sourceType": "memory",
+        "portable": i % 4 != 0,
+        "codebaseFingerprint": None if i % 4 else CBF,
+        "repoId": None,
+        "repoLabel": "core",
+        "projectLabel": "api",
+        "timestamp": f"2026-01-{1 + i % 28:02d}T00:00:00Z",
+        "impact": ("positive", "neutral", "negative")[i % 3],
+        "xpAwarded": i % 5,
+        "tags": ["b", "a"][: i % 3],
+    }
+    base.update(over)
+    return base
+
+
+def serial(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(offline_merge, "_PARALLEL_MIN_BYTES", 1 << 62)
+
+
+def parallel(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(offline_merge, "_PARALLEL_MIN_BYTES", 0)
+
+
+def run_both(monkeypatch: pytest.MonkeyPatch, capsysbinary: Any, *files: str) -> tuple[Any, Any]:
+    """(exit code, stdout, stderr) of `acx merge FILES` run serially, then split over two processes."""
+    results = []
+    for mode in (serial, parallel):
+        mode(monkeypatch)
+        code = main(["merge", *files])
+        out = capsysbinary.readouterr()
+        results.append((code, out.out, out.err))
+    return results[0], results[1]
+
+
+def write(path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+# Edits that break one record; each lands in the parent's share (early) or the child's (late).
+BREAKS = {
+    "bad tier": lambda r: r.update(portable="yes"),
+    "unknown field": lambda r: r.update(extra=1),
+    "missing id": lambda r: r.pop("id"),
+    "bad timestamp": lambda r: r.update(timestamp="2026-02-30T00:00:00Z"),
+    "bad tag": lambda r: r.update(tags=["a", 3]),
+}
+
+
+@pytest.mark.parametrize("where", [3, 50, 79])
+@pytest.mark.parametrize("kind", sorted(BREAKS))
+def test_first_invalid_record_is_reported_as_serially(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any, kind: str, where: int
+) -> None:
+    records = [rec(i) for i in range(80)]
+    BREAKS[kind](records[where])
+    BREAKS["bad tier"](records[72])  # a second error, later: never the one reported unless first
+    f = write(tmp_path / "b.json", json.dumps(records, ensure_ascii=False))
+    ser, par = run_both(monkeypatch, capsysbinary, f)
+    assert par == ser
+    assert ser[0] == 2
+    assert f"$[{min(where, 72)}]".encode() in ser[2]
+
+
+def test_duplicate_key_in_the_childs_share_beats_an_invalid_record_in_the_parents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    records = [rec(i) for i in range(80)]
+    records[2]["portable"] = "yes"
+    text = json.dumps(records, ensure_ascii=False)
+    head, _, tail = text.partition('"id": "m00075"')
+    text = head + '"id": "m00075", "id": "m00075"' + tail
+    f = write(tmp_path / "dup.json", text)
+    ser, par = run_both(monkeypatch, capsysbinary, f)
+    assert par == ser
+    assert ser[0] == 2 and b"duplicate object key" in ser[2]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        # a key hidden from the token count by whitespace, plus a duplicate: strict parser refuses
+        lambda t: t.replace('"title": "title 3"', '"title" : "a", "title": "title 3"', 1),
+        # a huge integer: orjson reads a float, the strict parser refuses it
+        lambda t: t.replace('"xpAwarded": 1', '"xpAwarded": 18446744073709551616', 1),
+        # a key-like lookalike inside a string value: fast proof not possible, strict path
+        lambda t: t.replace('"summary 9', '"he said \\": ok', 1),
+        lambda t: t[:-5],  # not JSON at all
+        lambda t: '{"records": ' + t + "}",  # not an array
+    ],
+)
+def test_what_the_fast_proof_cannot_prove_goes_strict_either_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any, edit: Any
+) -> None:
+    text = edit(json.dumps([rec(i) for i in range(80)], ensure_ascii=False))
+    f = write(tmp_path / "odd.json", text)
+    ser, par = run_both(monkeypatch, capsysbinary, f)
+    assert par == ser
+
+
+def test_several_files_merge_the_same_and_the_second_file_error_wins_over_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    a = [rec(i) for i in range(60)]
+    b = [rec(i, summary="a longer summary that wins", xpAwarded=9) for i in range(30, 90)]
+    b.append({**a[5], "id": "copy-of-5"})  # same content under another id: folded
+    fa = write(tmp_path / "a.json", json.dumps(a, ensure_ascii=False))
+    fb = write(tmp_path / "b.json", json.dumps(b, ensure_ascii=False))
+    ser, par = run_both(monkeypatch, capsysbinary, fa, fb)
+    assert par == ser and ser[0] == 0
+    assert len(json.loads(ser[1])) == 90
+    b[-10]["impact"] = "great"
+    fb = write(tmp_path / "b.json", json.dumps(b, ensure_ascii=False))
+    ser, par = run_both(monkeypatch, capsysbinary, fa, fb)
+    assert par == ser
+    assert ser[0] == 2 and ser[2].startswith(f"acx merge: {fb}: $[51].impact".encode())
+
+
+def test_a_failing_child_or_no_fork_falls_back_to_the_serial_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    records = [rec(i) for i in range(80)]
+    records[70]["tags"] = "x"
+    f = write(tmp_path / "b.json", json.dumps(records, ensure_ascii=False))
+    expected, _ = run_both(monkeypatch, capsysbinary, f)
+
+    def boom(data: bytes) -> list[Any]:
+        raise MemoryError
+
+    monkeypatch.setattr(offline_merge, "_child_part", boom)
+    assert run_both(monkeypatch, capsysbinary, f)[1] == expected
+    monkeypatch.undo()
+    monkeypatch.delattr(os, "fork")
+    assert run_both(monkeypatch, capsysbinary, f)[1] == expected
+
+
+record_lists = st.lists(
+    st.builds(
+        rec,
+        st.integers(0, 40),  # few ids and contents: same-id and same-slot folds happen
+        summary=st.sampled_from(["s", "s ", "S", "t", "caf\u00e9 \U0001f680"]),
+        tags=st.lists(st.sampled_from(["a", "b", "B", "\u00e9"]), max_size=3),
+        xpAwarded=st.sampled_from([0, 1, 2.5, 1.0]),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(record_lists, st.floats(0.0, 1.0))
+def test_load_and_check_split_equals_serial(
+    monkeypatch: pytest.MonkeyPatch, records: list[dict[str, Any]], share: float
+) -> None:
+    data = json.dumps(records, ensure_ascii=False).encode()
+    serial(monkeypatch)
+    expected = offline_merge.load_and_check(data)
+    parallel(monkeypatch)
+    monkeypatch.setattr(offline_merge, "_PARENT_SHARE", share)
+    assert offline_merge.load_and_check(data) == expected
+    assert expected[2] == offline_merge._check(records, 0, len(records))[1]
+
+
+def test_load_and_check_raises_like_load_bundle(monkeypatch: pytest.MonkeyPatch) -> None:
+    parallel(monkeypatch)
+    with pytest.raises(CanonicalError):
+        offline_merge.load_and_check(b'[{"id":"a","id":"b"}]')
