@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +194,28 @@ def test_load_and_check_raises_like_load_bundle(monkeypatch: pytest.MonkeyPatch)
     parallel(monkeypatch)
     with pytest.raises(CanonicalError):
         offline_merge.load_and_check(b'[{"id":"a","id":"b"}]')
+
+
+def run_process(*argv: str) -> subprocess.CompletedProcess[bytes]:
+    cmd = [sys.executable, "-m", "acx.cli.main", "merge", *argv]
+    return subprocess.run(cmd, capture_output=True, timeout=120, check=False)
+
+
+def test_process_exit_flushes_a_large_output_and_keeps_exit_codes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    records = [rec(i, summary="x" * 500 + str(i)) for i in range(3000)]  # ~2 MB out: many pipe writes
+    f = write(tmp_path / "big.json", json.dumps(records))
+    assert main(["merge", f]) == 0
+    expected = capsysbinary.readouterr().out
+    proc = run_process(f)
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert proc.stdout == expected
+    records[2999]["xpAwarded"] = -1
+    bad = write(tmp_path / "bad.json", json.dumps(records))
+    proc = run_process(bad)
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert proc.stderr.decode().startswith(f"acx merge: {bad}: $[2999].xpAwarded: must be")
+    conflict = [rec(1), rec(1, portable=False, codebaseFingerprint=CBF)]
+    proc = run_process(write(tmp_path / "c.json", json.dumps(conflict)))
+    assert proc.returncode == 2 and b"refusing to merge" in proc.stderr

@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     direct = DIRECT_COMMANDS.get(words[0]) if words else None
     parser = build_parser((direct,) if direct else COMMAND_MODULES)
     args = parser.parse_args(words)
+    args.process_exit = argv is None  # the process is this command: it may end with os._exit
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_INVALID

@@ -3,7 +3,8 @@
 Whole-process time is measured on 50k-record bundles, so this module imports nothing heavy at module
 level, parses with orjson when a cheap check proves the strict parser would agree (falling back to
 :func:`acx.core.canonical.loads` otherwise), and writes the output with orjson. A big bundle is
-checked on two cores (:func:`load_and_check`).
+checked on two cores (:func:`load_and_check`), and the process ends with ``os._exit`` once the
+output is flushed, instead of freeing the merge's objects one by one.
 """
 
 from __future__ import annotations
@@ -172,6 +173,19 @@ def load_and_check(data: bytes) -> tuple[Any, int, list[str]]:
     return value, *_check(value, 0, len(value))
 
 
+def _finish(args: argparse.Namespace, code: int) -> int:
+    """End the process right away when it is the ``acx`` command: the heap then holds ~1M objects
+    of the merge, and freeing them one by one only delays the exit (~0.15 s for 50k records).
+    Called in-process (tests, ``main([...])``) it just returns the code."""
+    if getattr(args, "process_exit", False):
+        import os
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
 def run(args: argparse.Namespace) -> int:
     """Merge the given files and print the result; exit 2 naming file and JSON path on bad input."""
     import gc
@@ -189,33 +203,33 @@ def run(args: argparse.Namespace) -> int:
                 data = handle.read()
         except OSError as exc:
             print(f"acx merge: {name}: cannot read ({exc.strerror})", file=sys.stderr)
-            return EXIT_INVALID
+            return _finish(args, EXIT_INVALID)
         try:
             value, first, keys = load_and_check(data)
         except CanonicalError as exc:
             print(f"acx merge: {name}: {exc.path}: {exc.message}", file=sys.stderr)
-            return EXIT_INVALID
+            return _finish(args, EXIT_INVALID)
         del data
         if type(value) is not list:
             print(f"acx merge: {name}: $: a bundle must be a JSON array of records", file=sys.stderr)
-            return EXIT_INVALID
+            return _finish(args, EXIT_INVALID)
         if first >= 0:
             try:  # again, with the record's index in the path (kept off the hot loop)
                 validate_record(value[first], f"$[{first}]")
             except RecordError as exc:
                 print(f"acx merge: {name}: {exc.path}: {exc.message}", file=sys.stderr)
-                return EXIT_INVALID
+                return _finish(args, EXIT_INVALID)
         records.extend(value)
         slots.extend(keys)
     try:
         merged = merge_records(records, slots)
     except MergeConflict as exc:
         print(f"acx merge: {exc}", file=sys.stderr)
-        return EXIT_INVALID
+        return _finish(args, EXIT_INVALID)
     import orjson
 
     out = sys.stdout.buffer
     out.write(orjson.dumps(merged))
     out.write(b"\n")
     out.flush()
-    return 0
+    return _finish(args, 0)
