@@ -219,3 +219,16 @@ def test_process_exit_flushes_a_large_output_and_keeps_exit_codes(
     conflict = [rec(1), rec(1, portable=False, codebaseFingerprint=CBF)]
     proc = run_process(write(tmp_path / "c.json", json.dumps(conflict)))
     assert proc.returncode == 2 and b"refusing to merge" in proc.stderr
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 7])
+@pytest.mark.parametrize("chunk", [1, 2, 3, 2000])
+def test_sliced_output_is_orjson_dumps_of_the_whole(n: int, chunk: int) -> None:
+    import io
+
+    import orjson
+
+    items = [rec(i, tags=["z", "\u00e9"][: i % 3]) for i in range(n)]
+    out = io.BytesIO()
+    offline_merge.write_array(out, items, chunk)
+    assert out.getvalue() == orjson.dumps(items) + b"\n"

