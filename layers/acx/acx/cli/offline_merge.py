@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 EXIT_INVALID = 2
 _MAX_SAFE = 2**53 - 1
 _WS_BEFORE_COLON = re.compile(rb'"[ \t\r\n]+:')  # re is loaded by argparse anyway
+_WS_COLON = re.compile(rb":(?<=[ \t\r\n]:)")
 
 
 def register(subparsers: Any) -> None:
@@ -48,17 +49,21 @@ def _fast_parse_agrees(data: bytes, value: Any) -> bool:
     """
     if type(value) is not list or (b"\\" in data and b'\\":' in data):  # memchr first: 10x cheaper
         return False
-    if not all(type(item) is dict for item in value):
-        return False
-    keys = sum(map(len, value))
-    # validate_record bounds integers; a float this large may be a huge integer literal: go strict.
-    for name in ("xpAwarded", "similarity"):
-        for number in [item.get(name) for item in value]:
-            if type(number) is float and not -_MAX_SAFE <= number <= _MAX_SAFE:
-                return False
+    keys = 0
+    for item in value:  # one pass: fetching 50k scattered records from memory is the cost
+        if type(item) is not dict:
+            return False
+        keys += len(item)
+        # validate_record bounds integers; a float this large may be a huge integer literal: go strict.
+        xp, similarity = item.get("xpAwarded"), item.get("similarity")
+        if (type(xp) is float and not -_MAX_SAFE <= xp <= _MAX_SAFE) or (
+            type(similarity) is float and not -_MAX_SAFE <= similarity <= _MAX_SAFE
+        ):
+            return False
     if keys != data.count(b'":'):
         return False
-    return _WS_BEFORE_COLON.search(data) is None
+    # Whitespace right before any colon is a cheap superset (the regex skips from colon to colon).
+    return _WS_COLON.search(data) is None or _WS_BEFORE_COLON.search(data) is None
 
 
 def load_bundle(data: bytes) -> Any:
