@@ -153,10 +153,10 @@ def test_a_failing_child_or_no_fork_falls_back_to_the_serial_answer(
     f = write(tmp_path / "b.json", json.dumps(records, ensure_ascii=False))
     expected, _ = run_both(monkeypatch, capsysbinary, f)
 
-    def boom(data: bytes) -> list[Any]:
+    def boom(*args: Any) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(offline_merge, "_child_part", boom)
+    monkeypatch.setattr(offline_merge, "_partner", boom)
     assert run_both(monkeypatch, capsysbinary, f)[1] == expected
     monkeypatch.undo()
     monkeypatch.delattr(os, "fork")
@@ -184,9 +184,13 @@ def test_load_and_check_split_equals_serial(
     data = json.dumps(records, ensure_ascii=False).encode()
     serial(monkeypatch)
     expected = offline_merge.load_and_check(data)
+    assert expected[3] is None
     parallel(monkeypatch)
     monkeypatch.setattr(offline_merge, "_PARENT_SHARE", share)
-    assert offline_merge.load_and_check(data) == expected
+    *got, partner = offline_merge.load_and_check(data)
+    if partner is not None:
+        partner.close()
+    assert tuple(got) == expected[:3]
     assert expected[2] == offline_merge._check(records, 0, len(records))[1]
 
 
@@ -278,3 +282,34 @@ def test_fast_parse_is_used_only_when_the_strict_parser_agrees(text: str) -> Non
     except CanonicalError as exc:
         fast = (exc.path, exc.message)
     assert json.dumps(fast) == json.dumps(strict)  # types too: 1 and 1.0 differ
+
+
+def test_the_partner_folds_the_linked_records_and_a_failed_fold_is_redone_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    from acx.core import merge
+
+    records = [rec(i % 50, xpAwarded=i % 7) for i in range(120)]  # same ids: 50 groups to fold
+    records += [{**rec(i), "id": f"copy-{i}"} for i in range(5)]  # same content, other id
+    f = write(tmp_path / "b.json", json.dumps(records, ensure_ascii=False))
+    expected, _ = run_both(monkeypatch, capsysbinary, f)
+    assert expected[0] == 0
+    original = merge.fold_groups
+    here: list[int] = []
+
+    def counted(*args: Any) -> Any:
+        here.append(os.getpid())  # appended in the process that folds; the child's list is its own
+        return original(*args)
+
+    monkeypatch.setattr(merge, "fold_groups", counted)
+    assert run_both(monkeypatch, capsysbinary, f)[1] == expected
+    assert here == [os.getpid()]  # the serial run folded here, the parallel run in its partner
+
+    def broken(*args: Any) -> Any:
+        if os.getpid() != parent:
+            raise RuntimeError("the partner dies mid-fold")
+        return original(*args)
+
+    parent = os.getpid()
+    monkeypatch.setattr(merge, "fold_groups", broken)
+    assert run_both(monkeypatch, capsysbinary, f)[1] == expected

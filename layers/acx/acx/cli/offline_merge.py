@@ -3,8 +3,9 @@
 Whole-process time is measured on 50k-record bundles, so this module imports nothing heavy at module
 level, parses with orjson when a cheap check proves the strict parser would agree (falling back to
 :func:`acx.core.canonical.loads` otherwise), and writes the output with orjson. A big bundle is
-checked on two cores (:func:`load_and_check`), and the process ends with ``os._exit`` once the
-output is flushed, instead of freeing the merge's objects one by one.
+checked on two cores (:func:`load_and_check`), the second process then folds the linked records
+while the first normalises the others, and the process ends with ``os._exit`` once the output is
+flushed, instead of freeing the merge's objects one by one.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import argparse
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 EXIT_INVALID = 2
 _MAX_SAFE = 2**53 - 1
@@ -103,79 +104,146 @@ def _check(records: list[Any], start: int, stop: int) -> tuple[int, list[str]]:
     return -1, slot_keys(records[start:stop])
 
 
-def _in_child(work: Callable[[], Any]) -> Callable[[], Any] | None:
-    """Run ``work()`` in a forked child; returns a function that waits for it and gives its result
-    (anything orjson can encode), or None when the child failed. None when there is no fork (Windows):
-    the caller then does the work itself."""
+def _send(pipe: BinaryIO, message: Any) -> None:
+    import orjson
+
+    payload = orjson.dumps(message)
+    pipe.write(len(payload).to_bytes(8, "big") + payload)
+    pipe.flush()
+
+
+def _receive(pipe: BinaryIO) -> Any:
+    """The next message, or None at the end of the pipe (the other side is gone)."""
+    import orjson
+
+    head = pipe.read(8)
+    if len(head) < 8:
+        return None
+    size = int.from_bytes(head, "big")
+    payload = pipe.read(size)
+    return orjson.loads(payload) if len(payload) == size else None
+
+
+class _Partner:
+    """A forked child working on the same bundle bytes: it parses them itself (its own heap, so no
+    page is shared with the parent and copied on write), sends unasked its check of the records after
+    the parent's share (:func:`_partner`), then folds the groups of records the parent asks for, one
+    length-prefixed orjson message each way, until the parent closes the request pipe. Any failure
+    shows as a None reply: the parent then does that work itself."""
+
+    def __init__(self, data: bytes) -> None:
+        import os
+
+        request_in, request_out = os.pipe()
+        reply_in, reply_out = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child never returns
+            code = 1
+            try:
+                os.close(request_out)
+                os.close(reply_in)
+                for fd in (0, 1, 2):  # a reader of the parent's output must not wait for this child
+                    os.close(fd)
+                with open(request_in, "rb") as requests, open(reply_out, "wb") as replies:
+                    _partner(data, requests, replies)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(request_in)
+        os.close(reply_out)
+        self.requests: BinaryIO = open(request_out, "wb")
+        self.replies: BinaryIO = open(reply_in, "rb")
+
+    def ask(self, message: Any) -> bool:
+        try:
+            _send(self.requests, message)
+        except OSError:  # the child is gone
+            return False
+        return True
+
+    def close(self) -> None:
+        """Close the pipes (the child then exits) and reap the child."""
+        import os
+
+        for pipe in (self.requests, self.replies):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+        os.waitpid(self.pid, 0)
+
+    def folder(self, groups: list[list[int]]) -> Callable[[], list[tuple[Any, str]] | None]:
+        """:data:`acx.core.merge.Folder`: ask the child to fold ``groups``; the result comes later."""
+        asked = self.ask(groups)
+
+        def folded() -> list[tuple[Any, str]] | None:
+            reply = _receive(self.replies) if asked else None
+            return None if reply is None else [(out, slot) for out, slot in reply]
+
+        return folded
+
+
+def _partner(data: bytes, requests: BinaryIO, replies: BinaryIO) -> NoReturn:
+    """The child's work: ``[agrees, first invalid index or -1, slot keys]`` for the records after the
+    parent's share, then :func:`acx.core.merge.fold_groups` for each request (None on a conflict).
+    Ends the process with os._exit while its parse is still referenced: freeing 50k records one by
+    one would keep a core busy for a second after the parent is done."""
     import os
 
     import orjson
 
-    if not hasattr(os, "fork"):
-        return None
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child never returns: its exit status says whether the pipe holds a result
-        code = 1
-        try:
-            os.close(read_fd)
-            payload = orjson.dumps(work())
-            with open(write_fd, "wb") as pipe:
-                pipe.write(payload)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_fd)
-
-    def join() -> Any:
-        with open(read_fd, "rb") as pipe:
-            payload = pipe.read()
-        _, status = os.waitpid(pid, 0)
-        return orjson.loads(payload) if os.waitstatus_to_exitcode(status) == 0 else None
-
-    return join
-
-
-def _child_part(data: bytes) -> list[Any]:
-    """In the child: its own parse of the same bytes (so no page of the parent's heap is shared and
-    copied), the proof that the fast parse is exact, then the parent's :func:`_check` of the records
-    after the parent's share. Returns ``[agrees, first invalid index or -1, slot keys]``."""
-    import orjson
+    from acx.core.merge import MergeConflict, fold_groups
 
     value = orjson.loads(data)
-    if not _fast_parse_agrees(data, value):
-        return [False, -1, []]
-    return [True, *_check(value, int(len(value) * _PARENT_SHARE), len(value))]
+    agrees = _fast_parse_agrees(data, value)
+    first, slots = _check(value, int(len(value) * _PARENT_SHARE), len(value)) if agrees else (-1, [])
+    _send(replies, [agrees, first, slots])
+    while agrees and first < 0 and (groups := _receive(requests)) is not None:
+        try:
+            folded: Any = fold_groups(value, groups)
+        except MergeConflict:
+            folded = None  # the parent folds them again and raises the same refusal
+        _send(replies, folded)
+    os._exit(0)
 
 
-def load_and_check(data: bytes) -> tuple[Any, int, list[str]]:
-    """``(load_bundle(data), first invalid record index or -1, slot keys)``, the keys only when the
-    value is a list of valid records; raises CanonicalError as :func:`load_bundle` does.
+def load_and_check(data: bytes) -> tuple[Any, int, list[str], _Partner | None]:
+    """``(load_bundle(data), first invalid record index or -1, slot keys, partner)``: the keys only
+    when the value is a list of valid records, the partner (to close) only when a second process
+    holds the same records and can fold them. Raises CanonicalError as :func:`load_bundle` does.
 
     A big bundle is split over two processes: the child parses it too and checks the records after
     the parent's share, while the parent checks the ones before. The answer is the serial one: the
     fast parse is used only when the child proved it exact, and the first invalid record of the
     parent's share comes before any of the child's.
     """
+    import os
+
     import orjson
 
-    join = _in_child(lambda: _child_part(data)) if len(data) >= _PARALLEL_MIN_BYTES else None
-    if join is not None:
+    if len(data) >= _PARALLEL_MIN_BYTES and hasattr(os, "fork"):
+        partner = _Partner(data)
+        kept = False
         try:
-            value = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            value = None
-        mine: tuple[int, list[str]] = (-1, [])
-        if type(value) is list:
-            mine = _check(value, 0, int(len(value) * _PARENT_SHARE))
-        theirs = join()
-        if theirs is not None and theirs[0]:
-            first = mine[0] if mine[0] >= 0 else theirs[1]
-            return value, first, (mine[1] + theirs[2] if first < 0 else [])
+            try:
+                value = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                value = None
+            mine: tuple[int, list[str]] = (-1, [])
+            if type(value) is list:
+                mine = _check(value, 0, int(len(value) * _PARENT_SHARE))
+            theirs = _receive(partner.replies)
+            if theirs is not None and theirs[0]:
+                first = mine[0] if mine[0] >= 0 else theirs[1]
+                kept = first < 0
+                return value, first, (mine[1] + theirs[2] if kept else []), (partner if kept else None)
+        finally:
+            if not kept:
+                partner.close()
     value = load_bundle(data)  # serial: no fork, a failed child, or a parse the child could not prove
     if type(value) is not list:
-        return value, -1, []
-    return value, *_check(value, 0, len(value))
+        return value, -1, [], None
+    return value, *_check(value, 0, len(value)), None
 
 
 def write_array(out: BinaryIO, items: list[Any], chunk: int = 2000) -> None:
@@ -208,11 +276,20 @@ def run(args: argparse.Namespace) -> int:
     """Merge the given files and print the result; exit 2 naming file and JSON path on bad input."""
     import gc
 
+    gc.disable()  # a short-lived process allocating ~1M objects: collection cycles only cost time
+    partners: list[_Partner] = []
+    try:
+        return _merge_files(args, partners)
+    finally:
+        for partner in partners:
+            partner.close()
+
+
+def _merge_files(args: argparse.Namespace, partners: list[_Partner]) -> int:
     from acx.core.canonical import CanonicalError
     from acx.core.merge import MergeConflict, merge_records
     from acx.core.records import RecordError, validate_record
 
-    gc.disable()  # a short-lived process allocating ~1M objects: collection cycles only cost time
     records: list[dict[str, Any]] = []
     slots: list[str] = []
     for name in args.files:
@@ -223,10 +300,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"acx merge: {name}: cannot read ({exc.strerror})", file=sys.stderr)
             return _finish(args, EXIT_INVALID)
         try:
-            value, first, keys = load_and_check(data)
+            value, first, keys, partner = load_and_check(data)
         except CanonicalError as exc:
             print(f"acx merge: {name}: {exc.path}: {exc.message}", file=sys.stderr)
             return _finish(args, EXIT_INVALID)
+        if partner is not None:  # it holds this bundle's records: of use with one file only
+            if len(args.files) == 1:
+                partners.append(partner)  # run() closes it
+            else:
+                partner.close()
         del data
         if type(value) is not list:
             print(f"acx merge: {name}: $: a bundle must be a JSON array of records", file=sys.stderr)
@@ -239,8 +321,9 @@ def run(args: argparse.Namespace) -> int:
                 return _finish(args, EXIT_INVALID)
         records.extend(value)
         slots.extend(keys)
+    folder = partners[0].folder if partners else None
     try:
-        merged = merge_records(records, slots)
+        merged = merge_records(records, slots, folder)
     except MergeConflict as exc:
         print(f"acx merge: {exc}", file=sys.stderr)
         return _finish(args, EXIT_INVALID)

@@ -32,6 +32,9 @@ from acx.core.fingerprint import _JS_WHITESPACE, artifact_fingerprint, slot_key
 
 Record = dict[str, Any]
 Lookup = Callable[[set[str], set[str]], tuple[dict[str, Record], dict[str, Record]]]
+# Starts folding groups of record indices elsewhere (the CLI's second process, which parsed the same
+# records); the function it returns waits for :func:`fold_groups`'s answer, or None if that failed.
+Folder = Callable[[list[list[int]]], Callable[[], list[tuple[Record, str]] | None]]
 
 _IMPACT_RANK = {"positive": 0, "neutral": 1, "negative": 2}
 _TS_RE = re.compile(
@@ -365,12 +368,24 @@ def _folded(groups: list[list[Record]]) -> list[tuple[Record, str]]:
     return list(zip(outs, slots, strict=True))
 
 
-def _merge(records: list[Record], slots: list[str] | None = None) -> list[tuple[Record, str, list[int]]]:
-    """Survivors with their slot and the indices (into ``records``) of every record folded into them."""
+def fold_groups(records: list[Record], groups: list[list[int]]) -> list[tuple[Record, str]]:
+    """Survivor and slot of each group of indices into ``records`` (the folds of :func:`_merge`)."""
+    return _folded([[records[i] for i in group] for group in groups])
+
+
+def _merge(
+    records: list[Record], slots: list[str] | None = None, folder: Folder | None = None
+) -> list[tuple[Record, str, list[int]]]:
+    """Survivors with their slot and the indices (into ``records``) of every record folded into them.
+
+    ``folder``, when given, folds the linked groups elsewhere while the lone records are normalised
+    here; if it fails they are folded here, so the answer is the same.
+    """
     if slots is None:
         slots = slot_keys(records)
     current: list[tuple[Record, str, list[int]]] = []
     multi = _groups(records, slots)
+    folding = folder(multi) if folder is not None and multi else None
     grouped = {i for group in multi for i in group}
     retag: list[int] = []
     for i in range(len(records)):
@@ -397,7 +412,10 @@ def _merge(records: list[Record], slots: list[str] | None = None) -> list[tuple[
             out["artifactFingerprint"] = slot[:10]
             current[k] = (out, slot, comp)
     if multi:
-        for (out, slot), comp in zip(_folded([[records[i] for i in c] for c in multi]), multi, strict=True):
+        folded = folding() if folding is not None else None
+        if folded is None or len(folded) != len(multi):
+            folded = fold_groups(records, multi)
+        for (out, slot), comp in zip(folded, multi, strict=True):
             current.append((out, slot, comp))
     # Fixpoint: folded content may land on another survivor's slot; fold those too.
     while True:
@@ -417,15 +435,17 @@ def _merge(records: list[Record], slots: list[str] | None = None) -> list[tuple[
         current = nxt
 
 
-def merge_records(records: Iterable[Record], slots: list[str] | None = None) -> list[Record]:
+def merge_records(
+    records: Iterable[Record], slots: list[str] | None = None, folder: Folder | None = None
+) -> list[Record]:
     """Merge records (already validated) into one survivor per memory, sorted by id (UTF-16 order).
 
     The result is the same for every arrival order. Raises :class:`MergeConflict` when one id is used
     in two tiers or codebases. ``slots``, when given, is ``slot_keys(records)`` computed beforehand
-    (the CLI hashes records while it validates them, on two cores).
+    (the CLI hashes records while it validates them, on two cores); ``folder`` see :func:`_merge`.
     """
     pool = records if isinstance(records, list) else list(records)
-    survivors = [entry[0] for entry in _merge(pool, slots)]
+    survivors = [entry[0] for entry in _merge(pool, slots, folder)]
     _sort_by_id(survivors)
     return survivors
 
