@@ -132,3 +132,30 @@ def test_secret_in_the_last_part_of_a_non_ascii_file_blocks(tmp_path: Path) -> N
     report = json.loads(result.stdout)
     assert report["blocked"] is True
     assert {f["location"] for f in report["findings"]} == {"record:r11999"}
+
+
+utf8_pieces = st.lists(
+    st.one_of(
+        st.text(max_size=4).map(lambda t: t.encode("utf-8", "surrogatepass")),  # lone surrogates too
+        st.binary(max_size=3),
+        st.sampled_from([b"\xc3", b"\xa9", b"\xf0\x9f", b"\x9a\x80", b"\xed\xa0\x80", b"\xc0\xaf", b"a"]),
+    ),
+    max_size=20,
+).map(b"".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(utf8_pieces, st.integers(1, 9))
+def test_piecewise_utf8_check_equals_decoding_at_once(data: bytes, step: int) -> None:
+    try:
+        data.decode("utf-8")
+        valid = True
+    except UnicodeDecodeError:
+        valid = False
+    assert offline_scrub.is_utf8(data, step) is valid
+    assert offline_scrub.is_utf8(data) is valid
+
+
+def test_a_run_of_continuation_bytes_at_a_cut_is_refused() -> None:
+    assert offline_scrub.is_utf8(b"ab" + b"\x80" * 6 + b"cd", 3) is False
+    assert offline_scrub.is_utf8((("x" * 5 + "\U0001f680") * 3).encode(), 6) is True

@@ -46,18 +46,45 @@ _VALID = 1  # valid UTF-8, not proven clean: take the full scan
 _UNKNOWN = 2  # not UTF-8, or a worker failed: check UTF-8 again on the whole input, then full scan
 
 
-def _check_part(part: bytes, forbidden: list[str]) -> int:
-    """UTF-8 check and parse-free clean proof (scan_raw_json_fast) of one part of the input.
+def is_utf8(data: bytes, step: int = 65536) -> bool:
+    """Whether ``data.decode("utf-8")`` succeeds, decoding ``step`` bytes at a time.
 
-    Decoding is a fifth of the work on a non-ASCII bundle, so it runs in the workers with the scan.
+    Decoding 35 MB at once builds a 140 MB string (one emoji makes it 4 bytes a character), faulted
+    in page by page: 10x slower than pieces that reuse the same small buffer. A piece ends before a
+    byte that is no continuation byte (or at the end), so in valid UTF-8 each piece is whole
+    characters; more than three continuation bytes in a row are never valid.
     """
+    import codecs
+
+    decode = codecs.utf_8_decode
+    view = memoryview(data)
+    size = len(data)
+    start = 0
+    while start < size:
+        end = start + step
+        if end >= size:
+            end = size
+        else:
+            for _ in range(4):  # move the cut past continuation bytes
+                if end == size or data[end] & 0xC0 != 0x80:
+                    break
+                end += 1
+            else:
+                return False
+        try:
+            decode(view[start:end], "strict", True)
+        except UnicodeDecodeError:
+            return False
+        start = end
+    return True
+
+
+def _check_part(part: bytes, forbidden: list[str]) -> int:
+    """UTF-8 check and parse-free clean proof (scan_raw_json_fast) of one part of the input."""
     from acx.core import scrub
 
-    if not part.isascii():
-        try:
-            part.decode("utf-8")
-        except UnicodeDecodeError:
-            return _UNKNOWN
+    if not part.isascii() and not is_utf8(part):
+        return _UNKNOWN
     return _CLEAN if scrub.scan_raw_json_fast(part, forbidden) else _VALID
 
 
