@@ -87,6 +87,8 @@ def load_bundle(data: bytes) -> Any:
 _PARALLEL_MIN_BYTES = 4_000_000
 # The parent's share of the records: the child also proves the fast parse (a scan of the text).
 _PARENT_SHARE = 0.65
+# The child's share of the groups to fold: the parent first normalises every lone record.
+_PARTNER_FOLDS = 0.85
 
 
 def _check(records: list[Any], start: int, stop: int) -> tuple[int, list[str]]:
@@ -172,15 +174,17 @@ class _Partner:
                 pass
         os.waitpid(self.pid, 0)
 
-    def folder(self, groups: list[list[int]]) -> Callable[[], list[tuple[Any, str]] | None]:
-        """:data:`acx.core.merge.Folder`: ask the child to fold ``groups``; the result comes later."""
-        asked = self.ask(groups)
+    def folder(self, groups: list[list[int]]) -> tuple[int, Callable[[], list[tuple[Any, str]] | None]]:
+        """:data:`acx.core.merge.Folder`: ask the child to fold most of ``groups`` (the parent folds
+        the rest after the lone records, and then waits about as long as the child takes)."""
+        taken = int(len(groups) * _PARTNER_FOLDS)
+        asked = self.ask(groups[:taken])
 
         def folded() -> list[tuple[Any, str]] | None:
             reply = _receive(self.replies) if asked else None
             return None if reply is None else [(out, slot) for out, slot in reply]
 
-        return folded
+        return taken, folded
 
 
 def _partner(data: bytes, requests: BinaryIO, replies: BinaryIO) -> NoReturn:

@@ -32,9 +32,10 @@ from acx.core.fingerprint import _JS_WHITESPACE, artifact_fingerprint, slot_key
 
 Record = dict[str, Any]
 Lookup = Callable[[set[str], set[str]], tuple[dict[str, Record], dict[str, Record]]]
-# Starts folding groups of record indices elsewhere (the CLI's second process, which parsed the same
-# records); the function it returns waits for :func:`fold_groups`'s answer, or None if that failed.
-Folder = Callable[[list[list[int]]], Callable[[], list[tuple[Record, str]] | None]]
+# Starts folding a prefix of these groups of record indices elsewhere (the CLI's second process, which
+# parsed the same records): returns the prefix's length and a function that waits for
+# :func:`fold_groups`'s answer on it, or None if that failed. The merge folds the rest meanwhile.
+Folder = Callable[[list[list[int]]], tuple[int, Callable[[], list[tuple[Record, str]] | None]]]
 
 _IMPACT_RANK = {"positive": 0, "neutral": 1, "negative": 2}
 _TS_RE = re.compile(
@@ -378,14 +379,15 @@ def _merge(
 ) -> list[tuple[Record, str, list[int]]]:
     """Survivors with their slot and the indices (into ``records``) of every record folded into them.
 
-    ``folder``, when given, folds the linked groups elsewhere while the lone records are normalised
-    here; if it fails they are folded here, so the answer is the same.
+    ``folder``, when given, folds some of the linked groups elsewhere while the lone records are
+    normalised and the other groups folded here; if it fails they are folded here, so the answer is
+    the same.
     """
     if slots is None:
         slots = slot_keys(records)
     current: list[tuple[Record, str, list[int]]] = []
     multi = _groups(records, slots)
-    folding = folder(multi) if folder is not None and multi else None
+    taken, folding = folder(multi) if folder is not None and multi else (0, None)
     grouped = {i for group in multi for i in group}
     retag: list[int] = []
     for i in range(len(records)):
@@ -412,10 +414,11 @@ def _merge(
             out["artifactFingerprint"] = slot[:10]
             current[k] = (out, slot, comp)
     if multi:
+        rest = fold_groups(records, multi[taken:])
         folded = folding() if folding is not None else None
-        if folded is None or len(folded) != len(multi):
-            folded = fold_groups(records, multi)
-        for (out, slot), comp in zip(folded, multi, strict=True):
+        if folded is None or len(folded) != taken:
+            folded = fold_groups(records, multi[:taken])
+        for (out, slot), comp in zip(folded + rest, multi, strict=True):
             current.append((out, slot, comp))
     # Fixpoint: folded content may land on another survivor's slot; fold those too.
     while True:
