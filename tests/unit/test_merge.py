@@ -426,3 +426,29 @@ def test_sorted_tags_is_the_sorted_set_in_utf16_order(tags: list[Any]) -> None:
         assert _sorted_tags(tags) == sorted(unique, key=utf16_key)
     else:
         assert _sorted_tags(tags) == sorted(unique, key=repr)
+
+
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(
+                st.sampled_from(["b", "A", "a", "\u00c9", "\U0001f680", "\uff61", "Straße"]),
+                st.integers(0, 3),
+            ),
+            max_size=4,
+        ),
+        max_size=6,
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_fast_slot_keys_equal_slot_key_on_any_tags(tag_lists: list[list[Any]]) -> None:
+    def outcome(fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except Exception as exc:  # a tag that is not a string: both refuse it the same way
+            return type(exc)
+
+    for i, tags in enumerate(tag_lists):
+        record = rec(f"r{i}", tags=tags)
+        fast = outcome(slot_keys, [record])
+        assert fast == outcome(slot_key, record) or fast == [outcome(slot_key, record)]
