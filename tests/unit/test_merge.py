@@ -6,10 +6,15 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acx.core.fingerprint import artifact_fingerprint, slot_key
 from acx.core.merge import (
     MergeConflict,
+    _components,
+    _groups,
+    _sorted_tags,
     instant_key,
     merge_into,
     merge_records,
@@ -378,3 +383,72 @@ def test_reference_keeps_a_stale_fingerprint_where_we_recompute(load_vector) -> 
     vec = load_vector("merge.json")
     for r in merge_records(vec["existing"] + vec["incoming"]):
         assert r["artifactFingerprint"] == artifact_fingerprint(r)
+
+
+# --- grouping and tag helpers against plain reference implementations ------------------------------
+
+
+def reference_components(keys: list[tuple[str, str]]) -> list[list[int]]:
+    """Connected components of "same id or same slot", by search; sorted by smallest index."""
+    seen: set[int] = set()
+    out = []
+    for start in range(len(keys)):
+        if start in seen:
+            continue
+        todo, comp = [start], set()
+        while todo:
+            i = todo.pop()
+            if i in comp:
+                continue
+            comp.add(i)
+            todo.extend(j for j in range(len(keys)) if keys[j][0] == keys[i][0] or keys[j][1] == keys[i][1])
+        seen |= comp
+        out.append(sorted(comp))
+    return out
+
+
+@given(st.lists(st.tuples(st.sampled_from("abcdefg"), st.sampled_from("uvwxyz")), max_size=25))
+@settings(max_examples=400, deadline=None)
+def test_components_are_the_connected_components_in_index_order(keys: list[tuple[str, str]]) -> None:
+    records = [rec(rid) for rid, _ in keys]
+    slots = [slot for _, slot in keys]
+    expected = reference_components(keys)
+    assert _components(records, slots) == expected
+    assert _groups(records, slots) == [c for c in expected if len(c) > 1]
+
+
+@given(
+    st.lists(st.one_of(st.sampled_from(["b", "a", "B", "\u00e9", "\U0001f680", "\uff61"]), st.integers(0, 2)))
+)
+def test_sorted_tags_is_the_sorted_set_in_utf16_order(tags: list[Any]) -> None:
+    unique = set(tags)
+    if all(type(t) is str for t in unique):
+        assert _sorted_tags(tags) == sorted(unique, key=utf16_key)
+    else:
+        assert _sorted_tags(tags) == sorted(unique, key=repr)
+
+
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(
+                st.sampled_from(["b", "A", "a", "\u00c9", "\U0001f680", "\uff61", "Straße"]),
+                st.integers(0, 3),
+            ),
+            max_size=4,
+        ),
+        max_size=6,
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_fast_slot_keys_equal_slot_key_on_any_tags(tag_lists: list[list[Any]]) -> None:
+    def outcome(fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except Exception as exc:  # a tag that is not a string: both refuse it the same way
+            return type(exc)
+
+    for i, tags in enumerate(tag_lists):
+        record = rec(f"r{i}", tags=tags)
+        fast = outcome(slot_keys, [record])
+        assert fast == outcome(slot_key, record) or fast == [outcome(slot_key, record)]

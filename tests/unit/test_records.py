@@ -8,9 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acx.core import records as records_mod
 from acx.core.records import (
     MemoryRecord,
     RecordError,
+    is_rfc3339,
     model_accepts,
     record_json_schema,
     tier_of,
@@ -144,6 +146,22 @@ def test_rfc3339_timestamps_are_accepted(value):
     assert model_accepts(rom() | {"timestamp": value})
 
 
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+@pytest.mark.parametrize("year", [0, 1900, 1999, 2000, 2023, 2024, 2100, 2400, 9999])
+def test_rfc3339_accepts_exactly_the_real_calendar_days(year):
+    import calendar
+
+    for month in range(1, 13):
+        last = 29 if month == 2 and calendar.isleap(year) else _MONTH_DAYS[month - 1]
+        for day in range(0, 33):
+            value = f"{year:04d}-{month:02d}-{day:02d}T12:00:00Z"
+            assert is_rfc3339(value) == (1 <= day <= last), value
+    assert not is_rfc3339(f"{year:04d}-13-01T12:00:00Z")
+    assert not is_rfc3339(f"{year:04d}-00-01T12:00:00Z")
+
+
 @pytest.mark.parametrize("value", ["", "a" * 129, "has space", "slash/no", "é"])
 def test_record_id_limit_is_named(value):
     err = _error(rom() | {"id": value})
@@ -226,3 +244,34 @@ def test_fast_validator_and_model_make_the_same_decision(base, changes, drops):
     except RecordError:
         fast = False
     assert fast == model_accepts(record), record
+
+
+def _outcome(record: dict) -> tuple[str, str] | None:
+    try:
+        validate_record(record, "$[7]")
+    except RecordError as err:
+        return (err.path, err.message)
+    return None
+
+
+@settings(max_examples=500)
+@given(
+    base=st.sampled_from([rom(), save()]),
+    changes=st.dictionaries(_fields, _values, max_size=3),
+    drops=st.lists(_fields, max_size=2),
+)
+def test_key_order_cache_changes_no_verdict_and_no_message(base, changes, drops):
+    record = dict(base) | changes
+    for name in drops:
+        record.pop(name, None)
+    records_mod._SHAPES.clear()
+    cold = _outcome(record)
+    # the same key order, first met on a record that passes (when the key set can pass at all)
+    primer = {name: (value if name not in changes else base.get(name)) for name, value in record.items()}
+    for name, good in (("markdownPath", None), ("zone", "rom" if primer.get("portable") else "save")):
+        if name in primer:
+            primer[name] = good
+    records_mod._SHAPES.clear()
+    _outcome(primer)
+    assert _outcome(record) == cold
+    assert _outcome(record) == cold  # and once more, from the cache

@@ -37,7 +37,7 @@ MSG_PORTABLE_NOT_BOOL = "portable must be a boolean (true or false)"
 _ID_RE = re.compile(ID_PATTERN)
 _CBF_RE = re.compile(CODEBASE_FINGERPRINT_PATTERN)
 _AFP_RE = re.compile(ARTIFACT_FINGERPRINT_PATTERN)
-_TS_RE = re.compile(RFC3339_PATTERN)
+_TS_RE = re.compile(RFC3339_PATTERN.replace("(", "(?:"))  # no captures: only the verdict is used
 
 REQUIRED_FIELDS = (
     "id",
@@ -67,6 +67,7 @@ OPTIONAL_FIELDS = (
 )
 ALL_FIELDS = frozenset(REQUIRED_FIELDS + OPTIONAL_FIELDS)
 _REQUIRED = frozenset(REQUIRED_FIELDS)
+_OPTIONAL_CHECKED = tuple(name for name in OPTIONAL_FIELDS if name != "codebaseFingerprint")  # cbf: inline
 
 
 class RecordError(ValueError):
@@ -80,17 +81,17 @@ class RecordError(ValueError):
 
 def is_rfc3339(value: str) -> bool:
     """True for an RFC 3339 date-time (``T`` separator, ``Z`` or numeric offset, real calendar day)."""
-    match = _TS_RE.fullmatch(value)
-    if match is None:
+    if _TS_RE.fullmatch(value) is None:
         return False
-    day = int(match.group(3))
-    if day <= 28:
+    # The match fixes the date's places: YYYY-MM-DD, two-digit fields compare as strings.
+    day = value[8:10]
+    if day <= "28":
         return True
-    month = int(match.group(2))
-    if month == 2:
-        year = int(match.group(1))
-        return day <= (29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28)
-    return day <= (30 if month in (4, 6, 9, 11) else 31)
+    month = value[5:7]
+    if month == "02":
+        year = int(value[:4])
+        return day <= ("29" if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else "28")
+    return day <= ("30" if month in ("04", "06", "09", "11") else "31")
 
 
 def _is_number(value: Any) -> bool:
@@ -112,10 +113,17 @@ def _fail(path: str, name: str, message: str) -> RecordError:
     return RecordError(message, _field_path(path, name))
 
 
-def validate_record(obj: Any, path: str = "$") -> dict[str, Any]:
-    """Return ``obj`` unchanged if it is a valid memory record, else raise :class:`RecordError`."""
-    if type(obj) is not dict:
-        raise RecordError("a memory record must be a JSON object", path)
+# Key orders (tuple(record)) that passed the key checks -> the optional fields to check, in check
+# order. A bundle's records share a few key orders, so those checks run once per order, not per record.
+_SHAPES: dict[tuple[Any, ...], tuple[str, ...]] = {}
+
+
+def _optional_fields(obj: dict[Any, Any], path: str) -> tuple[str, ...]:
+    """Raise on an unknown or missing field; else the optional fields ``obj`` holds (bar the cbf)."""
+    shape = tuple(obj)
+    known = _SHAPES.get(shape)
+    if known is not None:
+        return known
     keys = obj.keys()
     if not keys <= ALL_FIELDS:
         name = sorted(k for k in keys if k not in ALL_FIELDS)[0] if all(type(k) is str for k in keys) else ""
@@ -125,6 +133,18 @@ def validate_record(obj: Any, path: str = "$") -> dict[str, Any]:
             raise _fail(path, "portable", MSG_PORTABLE_MISSING)
         name = next(k for k in REQUIRED_FIELDS if k not in keys)
         raise _fail(path, name, "is required")
+    known = tuple(name for name in _OPTIONAL_CHECKED if name in keys)
+    if len(_SHAPES) >= 64:
+        _SHAPES.clear()
+    _SHAPES[shape] = known
+    return known
+
+
+def validate_record(obj: Any, path: str = "$") -> dict[str, Any]:
+    """Return ``obj`` unchanged if it is a valid memory record, else raise :class:`RecordError`."""
+    if type(obj) is not dict:
+        raise RecordError("a memory record must be a JSON object", path)
+    optional = _optional_fields(obj, path)
     get = obj.__getitem__
     portable = get("portable")
     if portable is not True and portable is not False:
@@ -163,8 +183,8 @@ def validate_record(obj: Any, path: str = "$") -> dict[str, Any]:
     cbf = obj.get("codebaseFingerprint")
     if cbf is not None and (type(cbf) is not str or _CBF_RE.fullmatch(cbf) is None):
         raise _fail(path, "codebaseFingerprint", f"must match {CODEBASE_FINGERPRINT_PATTERN} or be null")
-    if len(keys) > 13 or "codebaseFingerprint" not in keys:
-        _check_optional(obj, path)
+    if optional:
+        _check_optional(obj, path, optional)
     if portable:
         if cbf is not None:
             raise _fail(path, "codebaseFingerprint", MSG_TRUE_NEEDS_NULL_CBF)
@@ -181,10 +201,8 @@ def validate_record(obj: Any, path: str = "$") -> dict[str, Any]:
     return obj
 
 
-def _check_optional(obj: dict[str, Any], path: str) -> None:
-    for name in OPTIONAL_FIELDS:
-        if name not in obj or name == "codebaseFingerprint":
-            continue
+def _check_optional(obj: dict[str, Any], path: str, names: tuple[str, ...]) -> None:
+    for name in names:
         value = obj[name]
         if name in ("markdownPath", "embeddingEngine", "importedFrom", "packageSlug"):
             ok = value is None or type(value) is str

@@ -200,7 +200,9 @@ _URI_PLACEHOLDER = re.compile(
 _HOME = re.compile(
     rb"(?:/home/|/Users/|[A-Za-z]:\\Users\\)[A-Za-z0-9._-]{1,64}|~/",
 )
-_HOME_TRIGGERS = (b"/home/", b"/Users/", b"\\Users\\")
+# One pass for both slash forms (a literal-first regex: the engine skips to each "/"); the lookahead
+# keeps the match one byte long, so overlapping occurrences are all found, as with ``bytes.find``.
+_HOME_SLASH = re.compile(rb"/(?=home/|Users/)")
 
 _AWS_CONTEXT = re.compile(rb"aws|secret.?access|secretaccess", re.I)
 
@@ -381,40 +383,62 @@ def _scan_bytes(buf: bytes, forbidden: re.Pattern[bytes] | None = None) -> list[
         _check_uri(buf, at, spans)
         at = buf.find(b"@", at + 1)
     # 3. secret-like NAME = value
-    for kw in rules.keywords:
-        for m in kw.finditer(low):
-            _check_assignment(buf, m.start(), m.end(), spans)
+    _scan_keywords(buf, low, rules, spans)
     # 4. long runs: AWS secret keys in context, other high-entropy blobs
     _scan_runs(buf, rules, spans)
     return _dedupe(spans)
+
+
+def _scan_keywords(buf: bytes, low: bytes, rules: _Compiled, spans: list[_Span]) -> None:
+    """Every keyword match (``kw.finditer(low)``), found by matching at each start of its stem:
+    bytes.find skips to a stem ~25% faster than the regex engine, and no match holds another start
+    of its own stem (tails, quotes, blanks and ``:=`` never spell one), so the matches are the same."""
+    for kw, stem in zip(rules.keywords, _KW_STEMS, strict=True):
+        match = kw.match
+        for i in _find_all(low, stem):
+            m = match(low, i)
+            if m is not None:
+                _check_assignment(buf, i, m.end(), spans)
 
 
 def _trigger_positions(buf: bytes, rules: _Compiled) -> Iterator[int]:
     for trigger in rules.triggers:
         for m in trigger.finditer(buf):
             yield m.start()
-    find = buf.find
     for literal in _TRIGGER_LITERALS:
-        i = find(literal)
-        while i >= 0:
-            yield i
-            i = find(literal, i + 1)
+        yield from _find_all(buf, literal)
+
+
+# Bytes that plain text seldom holds. ``byte in buf`` is a memchr, ~10x cheaper than searching for a
+# longer needle, so a needle holding one of these is not searched for at all when that byte is absent.
+_RARE_BYTES = b"~\\"
+
+
+def _find_all(buf: bytes, needle: bytes, step: int = 1) -> Iterator[int]:
+    """Start of every occurrence of ``needle`` (the next search begins ``step`` bytes further)."""
+    for byte in needle:
+        if byte in _RARE_BYTES and byte not in buf:
+            return
+    find = buf.find
+    i = find(needle)
+    while i >= 0:
+        yield i
+        i = find(needle, i + step)
 
 
 def _scan_home(buf: bytes, spans: list[_Span]) -> None:
-    for trig in _HOME_TRIGGERS:
-        i = buf.find(trig)
-        while i >= 0:
-            start = i - 2 if trig == b"\\Users\\" and i >= 2 else i
-            m = _HOME.match(buf, start)
-            if m is not None:
-                spans.append(("home-path", start, m.end(), WARN))
-            i = buf.find(trig, i + 1)
-    i = buf.find(b"~/")
-    while i >= 0:
+    for slash in _HOME_SLASH.finditer(buf):
+        m = _HOME.match(buf, slash.start())
+        if m is not None:
+            spans.append(("home-path", slash.start(), m.end(), WARN))
+    for i in _find_all(buf, b"\\Users\\"):
+        start = i - 2 if i >= 2 else i
+        m = _HOME.match(buf, start)
+        if m is not None:
+            spans.append(("home-path", start, m.end(), WARN))
+    for i in _find_all(buf, b"~/", 2):
         if i == 0 or buf[i - 1] in b" \t\n\"'`(=:\x00[{,":
             spans.append(("home-path", i, i + 2, WARN))
-        i = buf.find(b"~/", i + 2)
 
 
 def _check_uri(buf: bytes, at: int, spans: list[_Span]) -> None:
