@@ -54,7 +54,9 @@ def parse(data: BundleInput, *, max_bytes: int | None = None) -> Any:
         Limits() if max_bytes is None else Limits(max_body_bytes=max_bytes, max_records=UPLOAD_MAX_RECORDS)
     )
     try:
-        if isinstance(data, bytes | dict):
+        if isinstance(data, bytes | bytearray | memoryview):
+            return parse_bundle(bytes(data), limits)
+        if isinstance(data, dict):
             return parse_bundle(data, limits)
         return parse_bundle_stream(data, limits)
     except BundleError as exc:
