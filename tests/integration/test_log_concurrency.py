@@ -1,4 +1,5 @@
-"""8 writers on one package through a real HTTP moto server: no fork, no gap, nothing lost."""
+"""Writers racing on one package through a real HTTP moto server: no fork, no gap, nothing lost,
+no content slot filled twice."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from acx.config import Settings
 from acx.core.signing import LocalEd25519Signer
 from acx.usecases.verify import verify_package
 from tests.integration.conftest import _make_record, _write_of, create_tables  # type: ignore[import-not-found]
+from tests.unit.test_bundle import record
 
 
 @pytest.fixture
@@ -65,6 +67,15 @@ def client(endpoint: str) -> Any:
     return boto3.client("dynamodb", region_name="us-east-1", endpoint_url=endpoint)
 
 
+def run_all(worker: Any, n: int) -> None:
+    """Run ``worker(0..n-1)`` on n threads at once and wait for all of them."""
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+
+
 def test_eight_writers_one_package(endpoint: str) -> None:
     settings = Settings.model_validate({})
     create_tables(client(endpoint), settings)
@@ -100,11 +111,7 @@ def test_eight_writers_one_package(endpoint: str) -> None:
         except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(w,)) for w in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
+    run_all(worker, 8)
     assert not errors, errors
     store = LogStore(client(endpoint), settings, signer, "acx-test-log")
     entries = list(store.entries("t1", "pkg"))
@@ -135,20 +142,7 @@ def test_writers_racing_for_one_empty_slot_leave_one_survivor(endpoint: str) -> 
     s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=endpoint)
     s3.create_bucket(Bucket=settings.data_bucket)
     signer = LocalEd25519Signer()
-    content = {
-        "title": "Retry with backoff",
-        "summary": "The flaky upload passed once retries used jittered backoff.",
-        "sourceType": "incident",
-        "portable": True,
-        "codebaseFingerprint": None,
-        "repoId": None,
-        "repoLabel": "portable-core",
-        "projectLabel": "api",
-        "timestamp": "2026-01-02T03:04:05Z",
-        "impact": "neutral",
-        "xpAwarded": 3,
-        "tags": ["retry"],
-    }
+    content = {k: v for k, v in record(0).items() if k != "id"}
     barrier = threading.Barrier(6)
     errors: list[BaseException] = []
 
@@ -165,11 +159,7 @@ def test_writers_racing_for_one_empty_slot_leave_one_survivor(endpoint: str) -> 
         except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(w,)) for w in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
+    run_all(worker, 6)
     assert not errors, errors
     store = LogStore(client(endpoint), settings, signer, "acx-test-log")
     rows = list(store.iter_active("t1", "pkg"))
