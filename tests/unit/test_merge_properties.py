@@ -173,6 +173,7 @@ def test_merge_into_agrees_with_merge_records(records: list[dict[str, Any]], cut
         return {i: store[i] for i in ids if i in store}, {s: by_slot[s] for s in slots if s in by_slot}
 
     plan = merge_into(lookup, incoming)
+    assert plan.write_slots == [slot_key(r) for r in plan.writes]  # ingest stores rows under these
     for rid in plan.retired:
         del store[rid]
     for record in plan.writes:

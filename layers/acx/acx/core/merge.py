@@ -473,6 +473,7 @@ class MergePlan:
     """
 
     writes: list[Record] = field(default_factory=list)
+    write_slots: list[str] = field(default_factory=list)  # slot key of each write, in the same order
     retired: list[str] = field(default_factory=list)
     absorbed: dict[str, list[str]] = field(default_factory=dict)  # survivor id -> its retired ids
     unchanged: int = 0
@@ -480,15 +481,16 @@ class MergePlan:
     accepted: int = 0
 
 
-def merge_into(lookup: Lookup, incoming: list[Record]) -> MergePlan:
+def merge_into(lookup: Lookup, incoming: list[Record], slots: list[str] | None = None) -> MergePlan:
     """Plan the merge of ``incoming`` (validated) records into a store reached only through ``lookup``.
 
     ``lookup(ids, slots)`` returns the stored records ``({id: record}, {slot: record})`` for exactly
     those keys: the store is read by key, O(len(incoming)), never scanned. The stored records are
     assumed to be merge survivors (unique ids, unique slots). The plan applied to the store gives the
     same records as :func:`merge_records` over the stored and incoming records together.
+    ``slots``: ``slot_keys(incoming)`` when the caller already has them (ingest hashes them once).
     """
-    inc_slots = slot_keys(incoming)
+    inc_slots = slot_keys(incoming) if slots is None else slots
     by_id, by_slot = lookup({r["id"] for r in incoming}, set(inc_slots))
     stored: dict[str, Record] = dict(by_id)
     for record in by_slot.values():
@@ -511,11 +513,12 @@ def merge_into(lookup: Lookup, incoming: list[Record]) -> MergePlan:
             stored[record["id"]] = record
     n_stored = len(pool_stored)
     plan = MergePlan()
-    for out, _, members in sorted(result, key=lambda e: utf16_key(e[0]["id"])):
+    for out, slot, members in sorted(result, key=lambda e: utf16_key(e[0]["id"])):
         old = [pool[i] for i in members if i < n_stored]
         n_in = sum(1 for i in members if i >= n_stored)
         if not old:
             plan.writes.append(out)
+            plan.write_slots.append(slot)
             plan.accepted += 1
             plan.merged += n_in - 1
             continue
@@ -524,6 +527,7 @@ def merge_into(lookup: Lookup, incoming: list[Record]) -> MergePlan:
         changed = not same_id or dumps_record(same_id[0]) != dumps_record(out)
         if changed or retired:
             plan.writes.append(out)
+            plan.write_slots.append(slot)
             plan.retired.extend(retired)
             if retired:
                 plan.absorbed[out["id"]] = sorted(retired, key=utf16_key)

@@ -104,20 +104,24 @@ def ingest_bundle(
     require_unlocked(deps, tenant, package)  # 423 while an operator holds the package lock
     bundle = parse(data, max_bytes=max_bytes)
     gate(bundle)
-    refuse_forgotten(deps, tenant, package, bundle.records)
-    summary = _merge_and_append(deps, tenant, package, actor, bundle)
+    from acx.core.merge import slot_keys
+
+    slots = slot_keys(bundle.records)  # hashed once: the tombstone check and the merge share them
+    refuse_forgotten(deps, tenant, package, bundle.records, slots)
+    summary = _merge_and_append(deps, tenant, package, actor, bundle, slots)
     return summary
 
 
-def refuse_forgotten(deps: Deps, tenant: str, package: str, records: list[dict[str, Any]]) -> None:
-    """409 when any record matches a tombstone (same id, same content, or same content slot)."""
+def refuse_forgotten(
+    deps: Deps, tenant: str, package: str, records: list[dict[str, Any]], slots: list[str]
+) -> None:
+    """409 when any record matches a tombstone (same id, same content, or same content slot);
+    ``slots`` are the records' slot keys."""
     from acx.core.canonical import sha256_hex
-    from acx.core.merge import slot_keys
 
     ids = {r["id"] for r in records}
     hashes = {sha256_hex(r) for r in records}
-    slots = set(slot_keys(records))
-    hits = deps.log.forgotten(tenant, package, sorted(ids), sorted(hashes), sorted(slots))
+    hits = deps.log.forgotten(tenant, package, sorted(ids), sorted(hashes), sorted(set(slots)))
     if hits:
         stones = sorted({(h["contentHash"], int(h["seq"])) for h in hits})
         content, seq = stones[0]
@@ -130,9 +134,11 @@ def refuse_forgotten(deps: Deps, tenant: str, package: str, records: list[dict[s
         )
 
 
-def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle: Any) -> IngestSummary:
+def _merge_and_append(
+    deps: Deps, tenant: str, package: str, actor: str, bundle: Any, slots: list[str]
+) -> IngestSummary:
     from acx.adapters.log_store import Conflict
-    from acx.core.merge import MergeConflict, merge_into, slot_keys
+    from acx.core.merge import MergeConflict, merge_into
 
     for attempt in range(MAX_CONFLICT_RETRIES):
         seen: dict[str, int | None] = {}
@@ -162,7 +168,7 @@ def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle:
             )
 
         try:
-            plan = merge_into(lookup, bundle.records)
+            plan = merge_into(lookup, bundle.records, slots)
         except MergeConflict as exc:
             raise ServiceError(422, "merge_conflict", str(exc)) from None
         files = _changed_files(deps, tenant, package, bundle)
@@ -181,7 +187,7 @@ def _merge_and_append(deps: Deps, tenant: str, package: str, actor: str, bundle:
         try:
             writes = [
                 {"record": r, "slot": slot, **_history(r["id"], plan, rows)}
-                for r, slot in zip(plan.writes, slot_keys(plan.writes), strict=True)
+                for r, slot in zip(plan.writes, plan.write_slots, strict=True)
             ]
             result = deps.log.append(
                 tenant,
