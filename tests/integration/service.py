@@ -165,6 +165,37 @@ class Service:
             delivered += len(messages)
 
 
+def record(i: int, **over: Any) -> dict[str, Any]:
+    """A valid portable memory record ``mem-<i>``; tests override the fields they assert on."""
+    base: dict[str, Any] = {
+        "id": f"mem-{i:04d}",
+        "title": f"Lesson {i} about retries",
+        "summary": f"Back off with jitter, case {i}.",
+        "sourceType": "incident",
+        "repoId": None,
+        "repoLabel": "platform",
+        "projectLabel": "ingest",
+        "timestamp": "2026-03-14T09:21:00Z",
+        "impact": "negative",
+        "xpAwarded": i,
+        "tags": ["retries"],
+        "portable": True,
+        "codebaseFingerprint": None,
+    }
+    return base | over
+
+
+def bundle(records: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """An upload bundle of ``records`` (no files unless ``extra`` adds them)."""
+    return {
+        "schemaVersion": "acx.memory-bundle/1",
+        "records": records,
+        "knowledge": [],
+        "skills": [],
+        **extra,
+    }
+
+
 def start_service(parameters: dict[str, str] | None = None) -> Iterator[Service]:
     """mock_aws + resources from template.yaml + env for the handlers; yields a Service."""
     from acx.local.resources import create_from_template

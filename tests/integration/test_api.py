@@ -11,41 +11,11 @@ from urllib.parse import parse_qs, urlparse
 import boto3
 import pytest
 
-from tests.integration.service import ROOT, Service, scan_everything, start_service
+from tests.integration.service import ROOT, Service, bundle, record, scan_everything, start_service
 
 PKG = "team-notes"
 # Built at run time so no scanner flags this test file itself.
 PLANTED = "ghp_" + "Q7x2Lm9Kp4Rt8Vw1Yz3Bn6Cd5Fg0Hj2Kl4Mn"
-
-
-def record(i: int, **over: object) -> dict:
-    base = {
-        "id": f"mem-{i:04d}",
-        "title": f"Lesson {i} about retries",
-        "summary": f"Back off with jitter, case {i}.",
-        "sourceType": "incident",
-        "repoId": None,
-        "repoLabel": "platform",
-        "projectLabel": "ingest",
-        "timestamp": "2026-03-14T09:21:00Z",
-        "impact": "negative",
-        "xpAwarded": i,
-        "tags": ["retries"],
-        "portable": True,
-        "codebaseFingerprint": None,
-    }
-    base.update(over)
-    return base
-
-
-def bundle(records: list[dict], **extra: object) -> dict:
-    return {
-        "schemaVersion": "acx.memory-bundle/1",
-        "records": records,
-        "knowledge": [],
-        "skills": [],
-        **extra,
-    }
 
 
 @pytest.fixture

@@ -26,34 +26,15 @@ import pytest
 from botocore.client import BaseClient
 from botocore.exceptions import ClientError, ReadTimeoutError
 
-from tests.integration.service import Context, Service, api_event, start_service
+from tests.integration import service
+from tests.integration.service import Context, Service, api_event, bundle, start_service
 
 PKG = "fault-notes"
 MARKER = "Quokka-lesson-marker-5521"
 
 
-def record(i: int, **over: object) -> dict[str, Any]:
-    base = {
-        "id": f"mem-{i:04d}",
-        "title": f"Lesson {i} about faults",
-        "summary": f"{MARKER} case {i}: retry.",
-        "sourceType": "incident",
-        "repoId": None,
-        "repoLabel": "platform",
-        "projectLabel": "ingest",
-        "timestamp": "2026-03-14T09:21:00Z",
-        "impact": "negative",
-        "xpAwarded": i,
-        "tags": ["faults"],
-        "portable": True,
-        "codebaseFingerprint": None,
-    }
-    base.update(over)
-    return base
-
-
-def bundle(records: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"schemaVersion": "acx.memory-bundle/1", "records": records, "knowledge": [], "skills": []}
+def record(i: int, **over: Any) -> dict[str, Any]:
+    return service.record(i, **{"summary": f"{MARKER} case {i}: retry.", **over})
 
 
 # ----------------------------------------------------------------------------------------- injection

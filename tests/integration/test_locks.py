@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import boto3
 import pytest
 
-from tests.integration.service import Service, scan_everything, start_service
+from tests.integration.service import Service, bundle, record, scan_everything, start_service
 
 PKG = "ops-notes"
 LOCKED = {
@@ -18,30 +18,6 @@ LOCKED = {
     }
 }
 REASON = "incident-4711 freeze: Quokka-lantern-unique-reason"
-
-
-def record(i: int, **over: object) -> dict:
-    base = {
-        "id": f"mem-{i:04d}",
-        "title": f"Lesson {i} about locks",
-        "summary": f"Freeze writes during incident review, case {i}.",
-        "sourceType": "incident",
-        "repoId": None,
-        "repoLabel": "platform",
-        "projectLabel": "ops",
-        "timestamp": "2026-03-14T09:21:00Z",
-        "impact": "neutral",
-        "xpAwarded": i,
-        "tags": ["ops"],
-        "portable": True,
-        "codebaseFingerprint": None,
-    }
-    base.update(over)
-    return base
-
-
-def bundle(records: list[dict]) -> dict:
-    return {"schemaVersion": "acx.memory-bundle/1", "records": records, "knowledge": [], "skills": []}
 
 
 @pytest.fixture
