@@ -15,7 +15,8 @@ from acx.core.signing import LocalEd25519Signer
 
 
 def create_tables(dynamodb_client: Any, settings: Settings) -> None:
-    """Create every table (pk S + sk S, on demand). To be replaced by template-driven creation."""
+    """The log and job tables (pk S + sk S, on demand) under the default names, without the rest of
+    the stack; the e2e and handler tests create everything from template.yaml instead."""
     for name in (settings.records_table, settings.receipts_table, settings.heads_table, settings.jobs_table):
         dynamodb_client.create_table(
             TableName=name,
