@@ -156,17 +156,90 @@ def test_a_failing_child_or_no_fork_falls_back_to_the_serial_answer(
     def boom(*args: Any) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(offline_merge, "_partner", boom)
+    monkeypatch.setattr(offline_merge, "_second_half", boom)
     assert run_both(monkeypatch, capsysbinary, f)[1] == expected
     monkeypatch.undo()
     monkeypatch.delattr(os, "fork")
     assert run_both(monkeypatch, capsysbinary, f)[1] == expected
 
 
+def halves(data: bytes, name: str) -> bytes | None:
+    """What the two-process path writes for ``data``, or None when it hands over to the serial path."""
+    import io
+
+    result = offline_merge._merge_halves(name, data)
+    if result is None:
+        return None
+    out = io.BytesIO()
+    if result[0] == 0:
+        offline_merge.write_pieces(out, result[1])
+        return out.getvalue()
+    return f"exit {result[0]}: {result[1]}\n".encode()
+
+
+def serially(data: bytes, path: Path, capsysbinary: Any) -> bytes:
+    code = offline_merge._merge_files([write(path, data.decode())])
+    out = capsysbinary.readouterr()
+    return out.out if code == 0 else f"exit {code}: {out.err.decode().removeprefix('acx merge: ')}".encode()
+
+
+def test_the_two_processes_do_the_work_and_the_answer_is_the_serial_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    records = [rec(i % 50, xpAwarded=i % 7) for i in range(120)]  # same ids, in both halves: folded
+    records += [{**rec(i), "id": f"copy-{i}"} for i in range(5)]  # same content, other id
+    records += [rec(i, id=f"{c}{i}") for i, c in enumerate(("A", "a", "_", "x:", "-", "0", "z.") * 7, 200)]
+    data = json.dumps(records, ensure_ascii=False).encode()
+    serial(monkeypatch)
+    expected = serially(data, tmp_path / "b.json", capsysbinary)
+    got = halves(data, str(tmp_path / "b.json"))
+    assert got == expected
+    assert len(json.loads(expected)) == 50 + 49
+    # The child wrote its lone records: without it, the parent has no answer to give.
+    monkeypatch.setattr(offline_merge, "_second_half", lambda *args: os._exit(0))
+    assert halves(data, str(tmp_path / "b.json")) is None
+
+
+def test_a_cut_inside_a_string_hands_over_to_the_serial_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    records = [rec(i) for i in range(40)]
+    records[20]["summary"] = "config was {a: 1}, {b: 2} after the fix"
+    data = json.dumps(records, ensure_ascii=False).encode()
+    monkeypatch.setattr(offline_merge, "_CUT", data.index(b"{a: 1}") / len(data))
+    assert data[offline_merge._cut(data)[0] - 1 : offline_merge._cut(data)[1]] == b"},"  # type: ignore[index]
+    assert halves(data, str(tmp_path / "b.json")) is None
+    serial(monkeypatch)
+    expected = serially(data, tmp_path / "b.json", capsysbinary)
+    parallel(monkeypatch)
+    assert serially(data, tmp_path / "b.json", capsysbinary) == expected
+    assert json.loads(expected)[20]["summary"] == records[20]["summary"]
+
+
+def test_a_fold_landing_on_another_survivors_slot_is_merged_serially(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
+) -> None:
+    """a1 and a2 (one id) fold to the longer title of one and the longer summary of the other, which
+    is exactly b's content: the serial merge folds b in too, a second round the halves do not do."""
+    a1 = rec(1, id="a", title="a longer title", summary="s")
+    a2 = rec(1, id="a", title="t", summary="a longer summary")
+    b = rec(1, id="b", title="a longer title", summary="a longer summary")
+    records = [a1, *[rec(i) for i in range(10, 50)], a2, b]
+    data = json.dumps(records, ensure_ascii=False).encode()
+    assert halves(data, str(tmp_path / "b.json")) is None
+    serial(monkeypatch)
+    expected = serially(data, tmp_path / "b.json", capsysbinary)
+    parallel(monkeypatch)
+    assert serially(data, tmp_path / "b.json", capsysbinary) == expected
+    merged = json.loads(expected)
+    assert [r["id"] for r in merged].count("b") == 0 and len(merged) == 41
+
+
 record_lists = st.lists(
     st.builds(
-        rec,
+        lambda i, letter, **over: rec(i, id=f"{letter}{i % 8}", **over),  # i % 4 is the tier: no refusal
         st.integers(0, 40),  # few ids and contents: same-id and same-slot folds happen
+        st.sampled_from(["a", "b", "B", "_", ".", "0", "z-"]),
         summary=st.sampled_from(["s", "s ", "S", "t", "caf\u00e9 \U0001f680"]),
         tags=st.lists(st.sampled_from(["a", "b", "B", "\u00e9"]), max_size=3),
         xpAwarded=st.sampled_from([0, 1, 2.5, 1.0]),
@@ -176,28 +249,43 @@ record_lists = st.lists(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(record_lists, st.floats(0.0, 1.0))
-def test_load_and_check_split_equals_serial(
-    monkeypatch: pytest.MonkeyPatch, records: list[dict[str, Any]], share: float
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(record_lists, st.floats(0.0, 1.0), st.booleans())
+def test_two_halves_give_the_serial_answer_wherever_the_cut(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsysbinary: Any,
+    records: list[dict[str, Any]],
+    cut: float,
+    break_one: bool,
 ) -> None:
+    if break_one:
+        records[len(records) // 2]["impact"] = "great"
     data = json.dumps(records, ensure_ascii=False).encode()
     serial(monkeypatch)
-    expected = offline_merge.load_and_check(data)
-    assert expected[3] is None
-    parallel(monkeypatch)
-    monkeypatch.setattr(offline_merge, "_PARENT_SHARE", share)
-    *got, partner = offline_merge.load_and_check(data)
-    if partner is not None:
-        partner.close()
-    assert tuple(got) == expected[:3]
-    assert expected[2] == offline_merge._check(records, 0, len(records))[1]
+    expected = serially(data, tmp_path / "b.json", capsysbinary)
+    monkeypatch.setattr(offline_merge, "_CUT", cut)
+    got = halves(data, str(tmp_path / "b.json"))
+    assert got is None or got == expected
 
 
-def test_load_and_check_raises_like_load_bundle(monkeypatch: pytest.MonkeyPatch) -> None:
-    parallel(monkeypatch)
-    with pytest.raises(CanonicalError):
-        offline_merge.load_and_check(b'[{"id":"a","id":"b"}]')
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(alphabet='{}[],:"\\ ab1', max_size=12), max_size=6), st.floats(0.0, 1.0))
+def test_halves_are_accepted_only_when_together_they_are_the_strict_parse(
+    parts: list[str], cut: float
+) -> None:
+    """Strings full of ``},`` and quotes: a cut inside one must never yield a value."""
+    from acx.core.canonical import loads
+
+    text = json.dumps([{"id": part, "k": [part]} for part in parts]).encode()
+    for at in (cut, 0.0, 0.5):
+        found = offline_merge._RECORD_GAP.search(text, int(len(text) * at))
+        if found is None:
+            continue
+        first = offline_merge._parse_half(text, 0, found.start() + 1)
+        second = offline_merge._parse_half(text, found.end(), len(text))
+        if first is not None and second is not None:
+            assert first + second == loads(text)
 
 
 def run_process(*argv: str) -> subprocess.CompletedProcess[bytes]:
@@ -208,8 +296,11 @@ def run_process(*argv: str) -> subprocess.CompletedProcess[bytes]:
 def test_process_exit_flushes_a_large_output_and_keeps_exit_codes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
 ) -> None:
-    records = [rec(i, summary="x" * 500 + str(i)) for i in range(3000)]  # ~2 MB out: many pipe writes
+    # ~5 MB: over _PARALLEL_MIN_BYTES, so the real process forks; many pipe writes on the way out
+    records = [rec(i, summary="x" * 1500 + str(i)) for i in range(3000)]
     f = write(tmp_path / "big.json", json.dumps(records))
+    assert Path(f).stat().st_size > offline_merge._PARALLEL_MIN_BYTES
+    serial(monkeypatch)
     assert main(["merge", f]) == 0
     expected = capsysbinary.readouterr().out
     proc = run_process(f)
@@ -220,9 +311,14 @@ def test_process_exit_flushes_a_large_output_and_keeps_exit_codes(
     proc = run_process(bad)
     assert proc.returncode == 2 and proc.stdout == b""
     assert proc.stderr.decode().startswith(f"acx merge: {bad}: $[2999].xpAwarded: must be")
-    conflict = [rec(1), rec(1, portable=False, codebaseFingerprint=CBF)]
+    records[2999]["xpAwarded"] = 1
+    conflict = [*records, rec(1, portable=False, codebaseFingerprint=CBF)]  # one id, two tiers, far apart
     proc = run_process(write(tmp_path / "c.json", json.dumps(conflict)))
-    assert proc.returncode == 2 and b"refusing to merge" in proc.stderr
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert (
+        proc.stderr
+        == b"acx merge: refusing to merge records 'm00001' and 'm00001': they differ in tier (portable)\n"
+    )
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 7])
@@ -282,36 +378,3 @@ def test_fast_parse_is_used_only_when_the_strict_parser_agrees(text: str) -> Non
     except CanonicalError as exc:
         fast = (exc.path, exc.message)
     assert json.dumps(fast) == json.dumps(strict)  # types too: 1 and 1.0 differ
-
-
-def test_the_partner_folds_the_linked_records_and_a_failed_fold_is_redone_here(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: Any
-) -> None:
-    from acx.core import merge
-
-    records = [rec(i % 50, xpAwarded=i % 7) for i in range(120)]  # same ids: 50 groups to fold
-    records += [{**rec(i), "id": f"copy-{i}"} for i in range(5)]  # same content, other id
-    f = write(tmp_path / "b.json", json.dumps(records, ensure_ascii=False))
-    expected, _ = run_both(monkeypatch, capsysbinary, f)
-    assert expected[0] == 0
-    original = merge.fold_groups
-    here: list[int] = []
-
-    def counted(records: Any, groups: list[list[int]]) -> Any:
-        here.append(len(groups))  # appended in the process that folds; the child's list is its own
-        return original(records, groups)
-
-    monkeypatch.setattr(merge, "fold_groups", counted)
-    assert run_both(monkeypatch, capsysbinary, f)[1] == expected
-    everything = sum(here[:2])  # the serial run folds every group here (in two calls)
-    assert everything >= 50
-    assert 0 < sum(here[2:]) < everything / 4  # the parallel run: most groups in its partner
-
-    def broken(*args: Any) -> Any:
-        if os.getpid() != parent:
-            raise RuntimeError("the partner dies mid-fold")
-        return original(*args)
-
-    parent = os.getpid()
-    monkeypatch.setattr(merge, "fold_groups", broken)
-    assert run_both(monkeypatch, capsysbinary, f)[1] == expected

@@ -32,10 +32,6 @@ from acx.core.fingerprint import _JS_WHITESPACE, artifact_fingerprint, slot_key
 
 Record = dict[str, Any]
 Lookup = Callable[[set[str], set[str]], tuple[dict[str, Record], dict[str, Record]]]
-# Starts folding a prefix of these groups of record indices elsewhere (the CLI's second process, which
-# parsed the same records): returns the prefix's length and a function that waits for
-# :func:`fold_groups`'s answer on it, or None if that failed. The merge folds the rest meanwhile.
-Folder = Callable[[list[list[int]]], tuple[int, Callable[[], list[tuple[Record, str]] | None]]]
 
 _IMPACT_RANK = {"positive": 0, "neutral": 1, "negative": 2}
 _TS_RE = re.compile(
@@ -164,10 +160,6 @@ def slot_keys(records: list[Record]) -> list[str]:
         zone = "rom" if get("portable") is True else "save"
         append(f"{sha1(body, usedforsecurity=False).hexdigest()}|{zone}|{cbf or ''}")
     return out
-
-
-def _tier(record: Record) -> tuple[bool, Any]:
-    return (record.get("portable") is True, record.get("codebaseFingerprint"))
 
 
 def _check_partition(a: Record, b: Record) -> None:
@@ -311,12 +303,19 @@ def _repeats(first: dict[str, int], n: int) -> list[int]:
     return [i for i in range(n) if i not in firsts]
 
 
-def _groups(records: list[Record], slots: list[str]) -> list[list[int]]:
+def _tier_of(slot: str) -> str:
+    """The ``zone|codebase`` part of a slot key: equal exactly when two validated records share a tier."""
+    return slot.partition("|")[2]
+
+
+def link(ids: list[str], slots: list[str]) -> list[list[int]]:
     """Indices of the records that share an id or a slot with another (transitively), one ascending
     list per group, groups ordered by their smallest index; records linked to none are left out.
-    Refuses one id in two tiers or codebases."""
-    n = len(records)
-    ids = [r["id"] for r in records]
+
+    Needs only each record's id and slot key (whose tier part says its tier), so records parsed in
+    another process can be linked from those two strings. Raises :class:`MergeConflict` when one id
+    is used in two tiers or codebases."""
+    n = len(ids)
     # dict(zip(reversed...)) keeps the first index of each key, in C; only repeats need a union.
     first_id = dict(zip(reversed(ids), range(n - 1, -1, -1), strict=True))
     first_slot = dict(zip(reversed(slots), range(n - 1, -1, -1), strict=True))
@@ -328,7 +327,7 @@ def _groups(records: list[Record], slots: list[str]) -> list[list[int]]:
     if len(first_id) != n:
         for i in _repeats(first_id, n):
             j = first_id[ids[i]]
-            if _tier(records[j]) != _tier(records[i]):
+            if _tier_of(slots[j]) != _tier_of(slots[i]):
                 conflicts.append((utf16_key(ids[i]), ids[i]))
             groups.union(i, j)
             touched.update((i, j))
@@ -339,9 +338,8 @@ def _groups(records: list[Record], slots: list[str]) -> list[list[int]]:
             touched.update((i, j))
     if conflicts:
         rid = min(conflicts)[1]  # the same refusal whatever the arrival order
-        tiers = {_tier(r) for r in records if r["id"] == rid}
-        reason = "tier (portable)" if len({t[0] for t in tiers}) > 1 else "codebaseFingerprint"
-        raise MergeConflict(rid, rid, reason)
+        zones = {_tier_of(slot).partition("|")[0] for i, slot in enumerate(slots) if ids[i] == rid}
+        raise MergeConflict(rid, rid, "tier (portable)" if len(zones) > 1 else "codebaseFingerprint")
     members: dict[int, list[int]] = {}
     find = groups.find
     for i in sorted(touched):
@@ -349,15 +347,15 @@ def _groups(records: list[Record], slots: list[str]) -> list[list[int]]:
     return list(members.values())
 
 
-def _components(records: list[Record], slots: list[str]) -> list[list[int]]:
+def _components(ids: list[str], slots: list[str]) -> list[list[int]]:
     """Indices grouped by "same id or same slot" (transitively), every record in exactly one list,
     lists ordered by their smallest index; refuses cross-tier ids."""
-    groups = _groups(records, slots)
+    groups = link(ids, slots)
     if not groups:
-        return [[i] for i in range(len(records))]
+        return [[i] for i in range(len(ids))]
     by_first = {group[0]: group for group in groups}
     grouped = {i for group in groups for i in group}
-    return [by_first.get(i) or [i] for i in range(len(records)) if i in by_first or i not in grouped]
+    return [by_first.get(i) or [i] for i in range(len(ids)) if i in by_first or i not in grouped]
 
 
 def _folded(groups: list[list[Record]]) -> list[tuple[Record, str]]:
@@ -370,56 +368,49 @@ def _folded(groups: list[list[Record]]) -> list[tuple[Record, str]]:
 
 
 def fold_groups(records: list[Record], groups: list[list[int]]) -> list[tuple[Record, str]]:
-    """Survivor and slot of each group of indices into ``records`` (the folds of :func:`_merge`)."""
+    """Survivor and slot of each group of indices into ``records`` (the groups of :func:`link`)."""
     return _folded([[records[i] for i in group] for group in groups])
 
 
-def _merge(
-    records: list[Record], slots: list[str] | None = None, folder: Folder | None = None
-) -> list[tuple[Record, str, list[int]]]:
-    """Survivors with their slot and the indices (into ``records``) of every record folded into them.
-
-    ``folder``, when given, folds some of the linked groups elsewhere while the lone records are
-    normalised and the other groups folded here; if it fails they are folded here, so the answer is
-    the same.
-    """
-    if slots is None:
-        slots = slot_keys(records)
-    current: list[tuple[Record, str, list[int]]] = []
-    multi = _groups(records, slots)
-    taken, folding = folder(multi) if folder is not None and multi else (0, None)
-    grouped = {i for group in multi for i in group}
+def normalise(records: list[Record], slots: list[str]) -> list[tuple[Record, str]]:
+    """Survivor and slot of each record linked to no other (``slots``: their slot keys): a copy with
+    its tags sorted and unique and its own fingerprint. Dropping a duplicate tag moves the content,
+    so those few are hashed again."""
+    current: list[tuple[Record, str]] = []
     retag: list[int] = []
-    for i in range(len(records)):
-        if i in grouped:
-            continue
-        # A lone record: only normalised (tags sorted and unique, fingerprint of its own content).
-        record, slot = records[i], slots[i]
+    for record, slot in zip(records, slots, strict=True):
         out = dict(record)
         tags = record.get("tags")
         if type(tags) is list:
             if len(tags) > 1:
                 unique = _sorted_tags(tags)
                 if len(unique) != len(tags):
-                    retag.append(len(current))  # a duplicate tag was dropped: the content moved
+                    retag.append(len(current))
                 out["tags"] = unique
             else:
                 out["tags"] = list(tags)
         out["artifactFingerprint"] = slot[:10]
-        current.append((out, slot, [i]))
+        current.append((out, slot))
     if retag:
         fresh = slot_keys([current[k][0] for k in retag])
         for k, slot in zip(retag, fresh, strict=True):
-            out, _, comp = current[k]
+            out = current[k][0]
             out["artifactFingerprint"] = slot[:10]
-            current[k] = (out, slot, comp)
-    if multi:
-        rest = fold_groups(records, multi[taken:])
-        folded = folding() if folding is not None else None
-        if folded is None or len(folded) != taken:
-            folded = fold_groups(records, multi[:taken])
-        for (out, slot), comp in zip(folded + rest, multi, strict=True):
-            current.append((out, slot, comp))
+            current[k] = (out, slot)
+    return current
+
+
+def _merge(records: list[Record], slots: list[str] | None = None) -> list[tuple[Record, str, list[int]]]:
+    """Survivors with their slot and the indices (into ``records``) of every record folded into them."""
+    if slots is None:
+        slots = slot_keys(records)
+    multi = link([r["id"] for r in records], slots)
+    grouped = {i for group in multi for i in group}
+    lone = [i for i in range(len(records)) if i not in grouped]
+    normalised = normalise([records[i] for i in lone], [slots[i] for i in lone])
+    current = [(out, slot, [i]) for i, (out, slot) in zip(lone, normalised, strict=True)]
+    for (out, slot), comp in zip(fold_groups(records, multi), multi, strict=True):
+        current.append((out, slot, comp))
     # Fixpoint: folded content may land on another survivor's slot; fold those too.
     while True:
         if len({entry[1] for entry in current}) == len(current):
@@ -427,7 +418,7 @@ def _merge(
         outs = [c[0] for c in current]
         nxt: list[tuple[Record, str, list[int]]] = []
         again: list[list[int]] = []
-        for comp in _components(outs, [c[1] for c in current]):
+        for comp in _components([out["id"] for out in outs], [c[1] for c in current]):
             if len(comp) == 1:
                 nxt.append(current[comp[0]])
             else:
@@ -438,17 +429,15 @@ def _merge(
         current = nxt
 
 
-def merge_records(
-    records: Iterable[Record], slots: list[str] | None = None, folder: Folder | None = None
-) -> list[Record]:
+def merge_records(records: Iterable[Record], slots: list[str] | None = None) -> list[Record]:
     """Merge records (already validated) into one survivor per memory, sorted by id (UTF-16 order).
 
     The result is the same for every arrival order. Raises :class:`MergeConflict` when one id is used
     in two tiers or codebases. ``slots``, when given, is ``slot_keys(records)`` computed beforehand
-    (the CLI hashes records while it validates them, on two cores); ``folder`` see :func:`_merge`.
+    (the CLI hashes records while it validates them).
     """
     pool = records if isinstance(records, list) else list(records)
-    survivors = [entry[0] for entry in _merge(pool, slots, folder)]
+    survivors = [entry[0] for entry in _merge(pool, slots)]
     _sort_by_id(survivors)
     return survivors
 
