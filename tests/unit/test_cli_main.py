@@ -43,3 +43,99 @@ def test_merge_and_scrub_do_not_import_the_http_client(tmp_path: Path) -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[2, 2] False False"
+
+
+# --- the one restart on huge pages (merge and scrub)
+
+
+class Restarted(Exception):
+    pass
+
+
+@pytest.fixture
+def restarts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str], dict[str, str]]]:
+    """Calls to os.execve (raised as Restarted, as an exec never returns), with THP in madvise mode
+    and glibc 2.36 unless a test says otherwise."""
+    import os
+
+    from acx.cli import main as cli_main
+
+    mode = tmp_path / "enabled"
+    mode.write_text("always [madvise] never\n")
+    monkeypatch.setattr(cli_main, "_THP_MODE", str(mode))
+    monkeypatch.setattr(os, "confstr", lambda name: "glibc 2.36")
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    calls: list[tuple[str, list[str], dict[str, str]]] = []
+
+    def execve(path: str, argv: list[str], env: dict[str, str]) -> None:
+        calls.append((path, argv, env))
+        raise Restarted
+
+    monkeypatch.setattr(os, "execve", execve)
+    return calls
+
+
+def test_the_command_restarts_itself_once_with_the_heap_on_huge_pages(
+    restarts: list[tuple[str, list[str], dict[str, str]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acx.cli import main as cli_main
+
+    monkeypatch.setattr(sys, "argv", ["acx", "merge", "x.json"])
+    with pytest.raises(Restarted):
+        cli_main.main()
+    path, argv, env = restarts[0]
+    assert (path, argv) == (sys.executable, sys.orig_argv)  # the same command, as it was started
+    assert env["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=1"
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")  # the user's tunables are kept
+    with pytest.raises(Restarted):
+        cli_main.restart_on_huge_pages()
+    assert restarts[1][2]["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "restarted already",  # the restarted process: no loop
+        "user says hugetlb=0",
+        "THP always",
+        "THP never",
+        "no THP file",
+        "glibc 2.34",
+        "musl",
+        "called in-process",
+        "another command",
+    ],
+)
+def test_no_restart_when_it_cannot_help_or_was_done(
+    setting: str,
+    restarts: list[tuple[str, list[str], dict[str, str]]],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import os
+
+    from acx.cli import main as cli_main
+
+    argv = ["acx", "scrub", str(tmp_path / "missing.json")]
+    if setting == "restarted already":
+        monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1")
+    elif setting == "user says hugetlb=0":
+        monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0")
+    elif setting.startswith("THP "):
+        Path(cli_main._THP_MODE).write_text(
+            "[always] madvise never\n" if setting == "THP always" else "always madvise [never]\n"
+        )
+    elif setting == "no THP file":
+        monkeypatch.setattr(cli_main, "_THP_MODE", str(tmp_path / "nothing"))
+    elif setting == "glibc 2.34":
+        monkeypatch.setattr(os, "confstr", lambda name: "glibc 2.34")
+    elif setting == "musl":
+        monkeypatch.setattr(os, "confstr", lambda name: None)
+    elif setting == "another command":
+        argv = ["acx", "canon", str(tmp_path / "missing.json")]
+    monkeypatch.setattr(sys, "argv", argv)
+    code = cli_main.main(argv[1:] if setting == "called in-process" else None)
+    assert restarts == []
+    assert code == 2 and "missing.json" in capsys.readouterr().err

@@ -163,11 +163,17 @@ def test_a_failing_child_or_no_fork_falls_back_to_the_serial_answer(
     assert run_both(monkeypatch, capsysbinary, f)[1] == expected
 
 
-def halves(data: bytes, name: str) -> bytes | None:
-    """What the two-process path writes for ``data``, or None when it hands over to the serial path."""
+def halves(data: bytes, name: str, monkeypatch: pytest.MonkeyPatch) -> bytes | None:
+    """What the two-process path writes for ``data`` (mapped from the file ``name``), or None when it
+    hands over to the serial path."""
     import io
 
-    result = offline_merge._merge_halves(name, data)
+    Path(name).write_bytes(data)
+    parallel(monkeypatch)
+    mapped = offline_merge._map(name)
+    assert mapped is not None
+    with mapped:
+        result = offline_merge._merge_halves(name, mapped)
     if result is None:
         return None
     out = io.BytesIO()
@@ -189,15 +195,16 @@ def test_the_two_processes_do_the_work_and_the_answer_is_the_serial_one(
     records = [rec(i % 50, xpAwarded=i % 7) for i in range(120)]  # same ids, in both halves: folded
     records += [{**rec(i), "id": f"copy-{i}"} for i in range(5)]  # same content, other id
     records += [rec(i, id=f"{c}{i}") for i, c in enumerate(("A", "a", "_", "x:", "-", "0", "z.") * 7, 200)]
+    records += [rec(500 + i % 5, xpAwarded=i) for i in range(10)]  # groups wholly in the child's half
     data = json.dumps(records, ensure_ascii=False).encode()
     serial(monkeypatch)
     expected = serially(data, tmp_path / "b.json", capsysbinary)
-    got = halves(data, str(tmp_path / "b.json"))
+    got = halves(data, str(tmp_path / "b.json"), monkeypatch)
     assert got == expected
-    assert len(json.loads(expected)) == 50 + 49
+    assert len(json.loads(expected)) == 50 + 49 + 5
     # The child wrote its lone records: without it, the parent has no answer to give.
     monkeypatch.setattr(offline_merge, "_second_half", lambda *args: os._exit(0))
-    assert halves(data, str(tmp_path / "b.json")) is None
+    assert halves(data, str(tmp_path / "b.json"), monkeypatch) is None
 
 
 def test_a_cut_inside_a_string_hands_over_to_the_serial_path(
@@ -207,8 +214,9 @@ def test_a_cut_inside_a_string_hands_over_to_the_serial_path(
     records[20]["summary"] = "config was {a: 1}, {b: 2} after the fix"
     data = json.dumps(records, ensure_ascii=False).encode()
     monkeypatch.setattr(offline_merge, "_CUT", data.index(b"{a: 1}") / len(data))
-    assert data[offline_merge._cut(data)[0] - 1 : offline_merge._cut(data)[1]] == b"},"  # type: ignore[index]
-    assert halves(data, str(tmp_path / "b.json")) is None
+    comma = offline_merge._cut(bytearray(data))
+    assert comma is not None and data[comma - 1 : comma + 1] == b"},"  # inside the string
+    assert halves(data, str(tmp_path / "b.json"), monkeypatch) is None
     serial(monkeypatch)
     expected = serially(data, tmp_path / "b.json", capsysbinary)
     parallel(monkeypatch)
@@ -226,7 +234,7 @@ def test_a_fold_landing_on_another_survivors_slot_is_merged_serially(
     b = rec(1, id="b", title="a longer title", summary="a longer summary")
     records = [a1, *[rec(i) for i in range(10, 50)], a2, b]
     data = json.dumps(records, ensure_ascii=False).encode()
-    assert halves(data, str(tmp_path / "b.json")) is None
+    assert halves(data, str(tmp_path / "b.json"), monkeypatch) is None
     serial(monkeypatch)
     expected = serially(data, tmp_path / "b.json", capsysbinary)
     parallel(monkeypatch)
@@ -265,7 +273,7 @@ def test_two_halves_give_the_serial_answer_wherever_the_cut(
     serial(monkeypatch)
     expected = serially(data, tmp_path / "b.json", capsysbinary)
     monkeypatch.setattr(offline_merge, "_CUT", cut)
-    got = halves(data, str(tmp_path / "b.json"))
+    got = halves(data, str(tmp_path / "b.json"), monkeypatch)
     assert got is None or got == expected
 
 
@@ -282,8 +290,10 @@ def test_halves_are_accepted_only_when_together_they_are_the_strict_parse(
         found = offline_merge._RECORD_GAP.search(text, int(len(text) * at))
         if found is None:
             continue
-        first = offline_merge._parse_half(text, 0, found.start() + 1)
-        second = offline_merge._parse_half(text, found.end(), len(text))
+        data = bytearray(text)
+        first = offline_merge._parse_half(data, found.end() - 1, first=True)
+        second = offline_merge._parse_half(data, found.end() - 1, first=False)
+        assert data == text  # the comma is put back
         if first is not None and second is not None:
             assert first + second == loads(text)
 
@@ -378,3 +388,21 @@ def test_fast_parse_is_used_only_when_the_strict_parser_agrees(text: str) -> Non
     except CanonicalError as exc:
         fast = (exc.path, exc.message)
     assert json.dumps(fast) == json.dumps(strict)  # types too: 1 and 1.0 differ
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 3), st.lists(st.integers(0, 200_000), max_size=8), st.integers(0, 200_000))
+def test_counting_a_mapped_text_is_bytes_count(pad: int, spots: list[int], start: int) -> None:
+    """Tokens placed anywhere, 64 KiB slice boundaries included, are each counted once."""
+    import mmap
+    import tempfile
+
+    text = bytearray(b"x" * (200_000 + pad))
+    for spot in [*spots, (1 << 16) - 1, (1 << 17) - 1]:
+        text[spot : spot + 2] = b'":'
+    with tempfile.TemporaryFile() as handle:
+        handle.write(text)
+        handle.flush()
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            for lo, hi in ((0, len(text)), (min(start, len(text)), len(text)), (0, min(start, len(text)))):
+                assert offline_merge._count(mapped, b'":', lo, hi) == bytes(text).count(b'":', lo, hi)

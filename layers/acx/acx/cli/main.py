@@ -23,6 +23,13 @@ COMMAND_MODULES = (
 # included: ~0.1 s of the whole-process time those two commands are measured by.
 DIRECT_COMMANDS = {"merge": "acx.cli.offline_merge", "scrub": "acx.cli.offline_scrub"}
 
+# glibc's malloc can put its heap on transparent huge pages (glibc >= 2.35, only at start-up, set
+# through the environment). Merge and scrub build a heap of ~300 MB in a second; on the VMs they are
+# measured on, page faults are a third of that second, and a 2 MiB page faults once where 4 KiB pages
+# fault 512 times.
+_HUGE_PAGES = "glibc.malloc.hugetlb=1"
+_THP_MODE = "/sys/kernel/mm/transparent_hugepage/enabled"
+
 EXIT_OK = 0
 EXIT_NOT_TRUSTED = 1
 EXIT_INVALID = 2
@@ -49,9 +56,34 @@ def build_parser(modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.Argumen
     return parser
 
 
+def restart_on_huge_pages() -> None:
+    """Start this process again, once, with glibc's heap on transparent huge pages, when the kernel
+    gives them only on request (THP mode "madvise") and glibc can ask (2.35 and newer). Costs one
+    interpreter start (~20 ms); saves ~0.1-0.3 s on 50k records (README benchmarks). Anything
+    missing or failing: carry on as is."""
+    import os
+
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    if sys.platform != "linux" or "glibc.malloc.hugetlb" in tunables or not sys.orig_argv:
+        return
+    try:
+        with open(_THP_MODE, encoding="ascii") as handle:
+            if "[madvise]" not in handle.read():
+                return  # "always": huge pages already; "never": none to have
+        name, _, version = (os.confstr("CS_GNU_LIBC_VERSION") or "").partition(" ")
+        if name != "glibc" or tuple(int(part) for part in version.split(".")[:2]) < (2, 35):
+            return
+        env = {**os.environ, "GLIBC_TUNABLES": f"{tunables}:{_HUGE_PAGES}" if tunables else _HUGE_PAGES}
+        os.execve(sys.executable, sys.orig_argv, env)  # noqa: S606 - this same command, again
+    except (OSError, ValueError):
+        return
+
+
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     direct = DIRECT_COMMANDS.get(words[0]) if words else None
+    if direct and argv is None:
+        restart_on_huge_pages()
     parser = build_parser((direct,) if direct else COMMAND_MODULES)
     args = parser.parse_args(words)
     args.process_exit = argv is None  # the process is this command: it may end with os._exit

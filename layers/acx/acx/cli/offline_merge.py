@@ -13,9 +13,12 @@ merge's objects one by one.
 from __future__ import annotations
 
 import argparse
+import mmap
 import re
 import sys
 from typing import Any, BinaryIO, NoReturn
+
+Text = bytes | bytearray | mmap.mmap  # a bundle's bytes; a big one is mapped, not read (see _map)
 
 EXIT_INVALID = 2
 _MAX_SAFE = 2**53 - 1
@@ -38,7 +41,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _fast_parse_agrees(data: bytes, value: Any, start: int = 0, stop: int | None = None) -> bool:
+def _fast_parse_agrees(data: Text, value: Any, start: int = 0, stop: int | None = None) -> bool:
     """True when orjson's parse of ``data[start:stop]`` (a bundle, or a half of one cut between two
     records) provably equals the strict parser's.
 
@@ -66,13 +69,22 @@ def _fast_parse_agrees(data: bytes, value: Any, start: int = 0, stop: int | None
             type(similarity) is float and not -_MAX_SAFE <= similarity <= _MAX_SAFE
         ):
             return False
-    if keys != data.count(b'":', start, stop):
+    if keys != _count(data, b'":', start, stop):
         return False
     # Whitespace right before any colon is a cheap superset (the regex skips from colon to colon).
     return _WS_COLON.search(data, start, stop) is None or _WS_BEFORE_COLON.search(data, start, stop) is None
 
 
-def load_bundle(data: bytes) -> Any:
+def _count(data: Text, token: bytes, start: int, stop: int) -> int:
+    """``data[start:stop].count(token)``; an mmap has no ``count``, so it is counted 64 KiB at a time
+    (slices below malloc's mmap threshold reuse the same memory instead of faulting in new pages)."""
+    if not isinstance(data, mmap.mmap):
+        return data.count(token, start, stop)
+    step, overlap = 1 << 16, len(token) - 1  # a token across two slices is counted in the first only
+    return sum(data[at : min(at + step + overlap, stop)].count(token) for at in range(start, stop, step))
+
+
+def load_bundle(data: bytes | bytearray) -> Any:
     """Parse a bundle exactly as :func:`acx.core.canonical.loads` would, fast when it can prove it."""
     import orjson
 
@@ -95,8 +107,8 @@ _CUT = 0.5
 _RECORD_GAP = re.compile(rb"\}[ \t\r\n]*,")
 
 
-def _cut(data: bytes) -> tuple[int, int] | None:
-    """``(end of the first half, start of the second)``: the first ``},`` from :data:`_CUT` on.
+def _cut(data: Text) -> int | None:
+    """Index of the comma of the first ``},`` from :data:`_CUT` on: where the text is cut in two.
 
     A cut inside a string is harmless: the first half, closed with ``]``, then fails to parse and
     the merge goes serial. When both halves parse, the cut was between two elements of the top-level
@@ -104,7 +116,7 @@ def _cut(data: bytes) -> tuple[int, int] | None:
     depth one, outside any string, and the second half starts where the whole text expects the next.
     """
     found = _RECORD_GAP.search(data, int(len(data) * _CUT))
-    return None if found is None else (found.start() + 1, found.end())
+    return None if found is None else found.end() - 1
 
 
 def _check(records: list[Any], prefix: str = "$") -> tuple[tuple[int, str, str] | None, list[str]]:
@@ -125,19 +137,24 @@ def _check(records: list[Any], prefix: str = "$") -> tuple[tuple[int, str, str] 
     return None, slot_keys(records)
 
 
-def _parse_half(data: bytes, start: int, stop: int) -> Any:
-    """orjson's value of ``data[start:stop]`` made a whole array (a leading ``[`` or a trailing ``]``
-    added), or None when that does not parse or may differ from the strict parser's."""
+def _parse_half(data: mmap.mmap | bytearray, comma: int, first: bool) -> Any:
+    """orjson's value of the records before (``first``) or after the ``,`` at ``comma``, or None when
+    that half does not parse or may parse differently from the strict parser.
+
+    The half is made a whole array in place, with ``]`` or ``[`` written over the comma for the
+    parse (after the fork, in a private mapping: each process writes its own copy of that page), not
+    by copying 35 MB.
+    """
     import orjson
 
-    text = bytearray(b"[" if start else b"")
-    text += memoryview(data)[start:stop]
-    if stop < len(data):
-        text += b"]"
+    start, stop = (0, comma + 1) if first else (comma, len(data))
+    data[comma] = ord("]" if first else "[")
     try:
-        value = orjson.loads(text)
+        value = orjson.loads(memoryview(data)[start:stop])
     except orjson.JSONDecodeError:
         return None
+    finally:
+        data[comma] = ord(",")
     return value if _fast_parse_agrees(data, value, start, stop) else None
 
 
@@ -172,7 +189,7 @@ class _Child:
     parent's output must not wait for it) and ends with ``os._exit``; any failure on its side shows
     as a None from :meth:`receive`, and the parent then merges serially."""
 
-    def __init__(self, data: bytes, start: int) -> None:
+    def __init__(self, data: mmap.mmap, comma: int) -> None:
         import os
 
         request_in, request_out = os.pipe()
@@ -185,7 +202,7 @@ class _Child:
                 for fd in (0, 1, 2):
                     os.close(fd)
                 with open(request_in, "rb") as requests, open(reply_out, "wb") as replies:
-                    _second_half(data, start, requests, replies)
+                    _second_half(data, comma, requests, replies)
             finally:
                 os._exit(1)
         os.close(request_in)
@@ -215,14 +232,16 @@ class _Child:
         os.waitpid(self.pid, 0)
 
 
-def _second_half(data: bytes, start: int, requests: BinaryIO, replies: BinaryIO) -> NoReturn:
-    """The child's side of :func:`_merge_halves`, on the records of ``data[start:]``:
+def _second_half(data: mmap.mmap, comma: int, requests: BinaryIO, replies: BinaryIO) -> NoReturn:
+    """The child's side of :func:`_merge_halves`, on the records after the ``,`` at ``comma``:
 
     1. parse and check them; send ``[parsed, first invalid or None, ids, slot keys]``;
-    2. receive ``[linked, runs]`` (indices into its records); send the linked records, which the
-       parent folds;
-    3. normalise the others and send ``[[index, slot] of each whose slot moved, run byte lengths]``
-       with the runs' JSON (each run a stretch of the output, without brackets) as raw bytes.
+    2. normalise them all while the parent links (most are linked to no other record);
+    3. receive ``[linked, runs]``: the indices of its records that the parent folds, and the child's
+       stretches of the output, each a list of items (an index: a lone record; a list of indices: a
+       group of its own records to fold); send the linked records;
+    4. send ``[slot of every survivor, run byte lengths]`` and the runs' JSON (each without
+       brackets) as raw bytes.
 
     It ends with ``os._exit`` while its records are still referenced: freeing 25k records one by one
     would keep a core busy after the parent is done."""
@@ -230,55 +249,55 @@ def _second_half(data: bytes, start: int, requests: BinaryIO, replies: BinaryIO)
 
     import orjson
 
-    from acx.core.merge import normalise
+    from acx.core.merge import fold_groups, normalise
 
-    value = _parse_half(data, start, len(data))
+    value = _parse_half(data, comma, first=False)
     invalid, slots = _check(value) if value is not None else (None, [])
     ids = [record["id"] for record in value] if value is not None and invalid is None else []
     _send(replies, [value is not None, invalid, ids, slots])
-    plan = _receive(requests) if value is not None and invalid is None else None
-    if plan is not None:
-        linked, runs = plan[0]
-        _send(replies, [value[i] for i in linked])
-        order = [i for run in runs for i in run]
-        outs = normalise([value[i] for i in order], [slots[i] for i in order])
-        moved = [[i, slot] for i, (_, slot) in zip(order, outs, strict=True) if slot != slots[i]]
-        pieces, at = [], 0
-        for run in runs:
-            pieces.append(orjson.dumps([out for out, _ in outs[at : at + len(run)]])[1:-1])
-            at += len(run)
-        _send(replies, [moved, [len(piece) for piece in pieces]], b"".join(pieces))
+    if value is not None and invalid is None:
+        lone = normalise(value, slots)
+        plan = _receive(requests)
+        if plan is not None:
+            linked, runs = plan[0]
+            _send(replies, [value[i] for i in linked])
+            groups = [item for run in runs for item in run if type(item) is list]
+            folded = iter(fold_groups(value, groups))
+            survivors = [[lone[item] if type(item) is int else next(folded) for item in run] for run in runs]
+            pieces = [orjson.dumps([out for out, _ in run])[1:-1] for run in survivors]
+            every = [slot for run in survivors for _, slot in run]
+            _send(replies, [every, [len(piece) for piece in pieces]], b"".join(pieces))
     os._exit(0)
 
 
-def _merge_halves(name: str, data: bytes) -> tuple[int, Any] | None:
+def _merge_halves(name: str, data: mmap.mmap) -> tuple[int, Any] | None:
     """The merge of one big bundle on two cores, byte for byte the serial one: ``(0, output pieces)``
     (JSON of consecutive survivors, to be joined with commas), ``(2, error message)`` for an invalid
     record or a refusal, or None when the serial path must decide: a half that does not parse or may
     parse differently, a failed child, or a fold landing on another survivor's slot (rare: the
     serial merge folds again until no two survivors share a slot)."""
-    import os
-
-    cut = _cut(data) if hasattr(os, "fork") else None
-    if cut is None:
+    comma = _cut(data)
+    if comma is None:
         return None
-    child = _Child(data, cut[1])
+    child = _Child(data, comma)
     try:
-        return _lead(name, data, cut[0], child)
+        return _lead(name, data, comma, child)
     finally:
         child.close()
 
 
-def _lead(name: str, data: bytes, stop: int, child: _Child) -> tuple[int, Any] | None:
+def _lead(name: str, data: mmap.mmap, comma: int, child: _Child) -> tuple[int, Any] | None:
     """The parent's side of :func:`_merge_halves` (the child's is :func:`_second_half`): check its
-    half, link the records of both from their ids and slot keys, ask the child for its linked records
-    and for its share of the output in the output's order, and fold the groups meanwhile."""
+    half, link the records of both from their ids and slot keys, give the child its share of the
+    output in the output's order (its lone records and the groups wholly its own), and fold the other
+    groups, asking the child for their members it holds."""
     import orjson
 
     from acx.core.merge import MergeConflict, fold_groups, link, normalise, utf16_key
 
-    mine = _parse_half(data, 0, stop)
+    mine = _parse_half(data, comma, first=True)
     invalid, slots = _check(mine) if mine is not None else (None, [])
+    lone = normalise(mine, slots) if mine is not None and invalid is None else []  # while the child works
     reply = child.receive()
     if mine is None or reply is None or not reply[0][0]:
         return None
@@ -302,52 +321,56 @@ def _lead(name: str, data: bytes, stop: int, child: _Child) -> tuple[int, Any] |
     order.sort()
     layout: list[tuple[bool, list[int]]] = []  # stretches of the output: (the child's?, references)
     for _, ref in order:
-        theirs = ref >= n
+        theirs = ref >= n or (ref < 0 and groups[-1 - ref][0] >= n)  # members ascend: the first is enough
         if layout and layout[-1][0] is theirs:
             layout[-1][1].append(ref)
         else:
             layout.append((theirs, [ref]))
-    runs = [[ref - n for ref in refs] for theirs, refs in layout if theirs]
-    their_linked = sorted(i - n for i in grouped if i >= n)
+    runs = [
+        [ref - n if ref >= 0 else [i - n for i in groups[-1 - ref]] for ref in refs]
+        for theirs, refs in layout
+        if theirs
+    ]
+    here = [g for g, group in enumerate(groups) if group[0] < n]
+    their_linked = [i - n for g in here for i in groups[g] if i >= n]
     if not child.send([their_linked, runs]):
         return None
-    lone = [i for i in range(n) if i not in grouped]
-    outs = dict(zip(lone, normalise([mine[i] for i in lone], [slots[i] for i in lone]), strict=True))
     reply = child.receive()
     if reply is None or len(reply[0]) != len(their_linked):
         return None
     pool: list[Any] = mine + [None] * (len(ids) - n)
     for i, record in zip(their_linked, reply[0], strict=True):
         pool[n + i] = record
-    folded = fold_groups(pool, groups)
+    folded = dict(zip(here, fold_groups(pool, [groups[g] for g in here]), strict=True))
+    own = iter(  # the parent's stretches of the output, made while the child makes its own
+        [
+            orjson.dumps([lone[ref][0] if ref >= 0 else folded[-1 - ref][0] for ref in refs])[1:-1]
+            for theirs, refs in layout
+            if not theirs
+        ]
+    )
     reply = child.receive()
     if reply is None:
         return None
-    (moved, lengths), blob = reply
-    theirs_slots = {i: slots[n + i] for run in runs for i in run}
-    theirs_slots.update(moved)
-    every = [slot for _, slot in outs.values()] + [slot for _, slot in folded] + list(theirs_slots.values())
+    (every, lengths), blob = reply
+    every += [lone[i][1] for i in range(n) if i not in grouped]
+    every += [slot for _, slot in folded.values()]
     if len(set(every)) != len(every):
         return None
     pieces: list[Any] = []
-    view, at, run = memoryview(blob), 0, 0
-    for theirs, refs in layout:
+    view, at = memoryview(blob), 0
+    theirs_json = iter(lengths)
+    for theirs, _ in layout:
         if theirs:
-            pieces.append(view[at : at + lengths[run]])
-            at, run = at + lengths[run], run + 1
-            continue
-        for start in range(0, len(refs), _CHUNK):  # slices reuse the same memory (see write_array)
-            items = [
-                outs[ref][0] if ref >= 0 else folded[-1 - ref][0] for ref in refs[start : start + _CHUNK]
-            ]
-            pieces.append(orjson.dumps(items)[1:-1])
+            size = next(theirs_json)
+            pieces.append(view[at : at + size])
+            at += size
+        else:
+            pieces.append(next(own))
     return 0, pieces
 
 
-_CHUNK = 2000
-
-
-def write_array(out: BinaryIO, items: list[Any], chunk: int = _CHUNK) -> None:
+def write_array(out: BinaryIO, items: list[Any], chunk: int = 2000) -> None:
     """Write ``orjson.dumps(items) + b"\\n"`` a slice of items at a time: a 70 MB result built whole
     is faulted in page by page, while slices reuse the same memory (~0.07 s less on 50k records)."""
     import orjson
@@ -401,15 +424,33 @@ def _read(name: str) -> bytes | None:
         return None
 
 
+def _map(name: str) -> mmap.mmap | None:
+    """A private, writable mapping of a bundle big enough for :func:`_merge_halves` (None: too small,
+    no fork, or not mappable: the serial path reads it and reports any error). Mapped, the text costs
+    no memory of its own, and each process's in-place edit copies one page."""
+    import os
+
+    if not hasattr(os, "fork"):
+        return None
+    try:
+        with open(name, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size < _PARALLEL_MIN_BYTES:
+                return None
+            return mmap.mmap(
+                handle.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE
+            )
+    except (OSError, ValueError):
+        return None
+
+
 def _merge_files(names: list[str]) -> int:
     from acx.core.canonical import CanonicalError
     from acx.core.merge import MergeConflict, merge_records
 
-    data = _read(names[0])
-    if data is None:
-        return EXIT_INVALID
-    if len(names) == 1 and len(data) >= _PARALLEL_MIN_BYTES:
-        result = _merge_halves(names[0], data)
+    mapped = _map(names[0]) if len(names) == 1 else None
+    if mapped is not None:
+        with mapped:
+            result = _merge_halves(names[0], mapped)
         if result is not None:
             code, answer = result
             if code:
@@ -420,11 +461,10 @@ def _merge_files(names: list[str]) -> int:
             return 0
     records: list[dict[str, Any]] = []
     slots: list[str] = []
-    for k, name in enumerate(names):
-        if k:
-            data = _read(name)
-            if data is None:
-                return EXIT_INVALID
+    for name in names:
+        data = _read(name)
+        if data is None:
+            return EXIT_INVALID
         try:
             value = load_bundle(data)
         except CanonicalError as exc:
@@ -440,6 +480,7 @@ def _merge_files(names: list[str]) -> int:
             return EXIT_INVALID
         records.extend(value)
         slots.extend(keys)
+        del data
     try:
         merged = merge_records(records, slots)
     except MergeConflict as exc:

@@ -66,7 +66,7 @@ def _float(text: str) -> float:
     return value
 
 
-def loads(data: bytes | str) -> Any:
+def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Parse a JSON document strictly; raise :class:`CanonicalError` naming the JSON path."""
     if isinstance(data, bytes | bytearray | memoryview):
         try:
