@@ -172,14 +172,12 @@ def halves(data: bytes, name: str, monkeypatch: pytest.MonkeyPatch) -> bytes | N
     parallel(monkeypatch)
     mapped = offline_merge._map(name)
     assert mapped is not None
-    with mapped:
-        result = offline_merge._merge_halves(name, mapped)
-    if result is None:
-        return None
     out = io.BytesIO()
-    if result[0] == 0:
-        offline_merge.write_pieces(out, result[1])
-        return out.getvalue()
+    with mapped:
+        result = offline_merge._merge_halves(name, mapped, out)
+    if result is None or result[0] == 0:
+        return None if result is None else out.getvalue()
+    assert out.getvalue() == b""  # an error writes nothing
     return f"exit {result[0]}: {result[1]}\n".encode()
 
 
@@ -199,8 +197,15 @@ def test_the_two_processes_do_the_work_and_the_answer_is_the_serial_one(
     data = json.dumps(records, ensure_ascii=False).encode()
     serial(monkeypatch)
     expected = serially(data, tmp_path / "b.json", capsysbinary)
+    plans: list[Any] = []
+    send = offline_merge._Child.send
+    monkeypatch.setattr(
+        offline_merge._Child, "send", lambda child, plan: plans.append(plan) or send(child, plan)
+    )
     got = halves(data, str(tmp_path / "b.json"), monkeypatch)
     assert got == expected
+    _, linked, runs, lent = plans[0]
+    assert linked and lent and runs  # records crossed the cut both ways, to be folded on either side
     assert len(json.loads(expected)) == 50 + 49 + 5
     # The child wrote its lone records: without it, the parent has no answer to give.
     monkeypatch.setattr(offline_merge, "_second_half", lambda *args: os._exit(0))

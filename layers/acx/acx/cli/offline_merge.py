@@ -237,9 +237,11 @@ def _second_half(data: mmap.mmap, comma: int, requests: BinaryIO, replies: Binar
 
     1. parse and check them; send ``[parsed, first invalid or None, ids, slot keys]``;
     2. normalise them all while the parent links (most are linked to no other record);
-    3. receive ``[linked, runs]``: the indices of its records that the parent folds, and the child's
+    3. receive ``[n, linked, runs, lent]``: the parent's record count (indices below are global:
+       the child's records start at n), the child's records that the parent folds, the child's
        stretches of the output, each a list of items (an index: a lone record; a list of indices: a
-       group of its own records to fold); send the linked records;
+       group to fold), and ``[index, record]`` of the parent's records in those groups; send the
+       linked records;
     4. send ``[slot of every survivor, run byte lengths]`` and the runs' JSON (each without
        brackets) as raw bytes.
 
@@ -259,29 +261,39 @@ def _second_half(data: mmap.mmap, comma: int, requests: BinaryIO, replies: Binar
         lone = normalise(value, slots)
         plan = _receive(requests)
         if plan is not None:
-            linked, runs = plan[0]
+            n, linked, runs, lent = plan[0]
             _send(replies, [value[i] for i in linked])
+            pool: list[Any] = [None] * n + value
+            for i, record in lent:
+                pool[i] = record
             groups = [item for run in runs for item in run if type(item) is list]
-            folded = iter(fold_groups(value, groups))
-            survivors = [[lone[item] if type(item) is int else next(folded) for item in run] for run in runs]
+            folded = iter(fold_groups(pool, groups))
+            survivors = [
+                [lone[item - n] if type(item) is int else next(folded) for item in run] for run in runs
+            ]
             pieces = [orjson.dumps([out for out, _ in run])[1:-1] for run in survivors]
             every = [slot for run in survivors for _, slot in run]
             _send(replies, [every, [len(piece) for piece in pieces]], b"".join(pieces))
     os._exit(0)
 
 
-def _merge_halves(name: str, data: mmap.mmap) -> tuple[int, Any] | None:
-    """The merge of one big bundle on two cores, byte for byte the serial one: ``(0, output pieces)``
-    (JSON of consecutive survivors, to be joined with commas), ``(2, error message)`` for an invalid
-    record or a refusal, or None when the serial path must decide: a half that does not parse or may
-    parse differently, a failed child, or a fold landing on another survivor's slot (rare: the
-    serial merge folds again until no two survivors share a slot)."""
+def _merge_halves(name: str, data: mmap.mmap, out: BinaryIO) -> tuple[int, str] | None:
+    """The merge of one big bundle on two cores, byte for byte the serial one: ``(0, "")`` once the
+    output is written to ``out``, ``(2, error message)`` for an invalid record or a refusal (nothing
+    written), or None when the serial path must decide: a half that does not parse or may parse
+    differently, a failed child, or a fold landing on another survivor's slot (rare: the serial
+    merge folds again until no two survivors share a slot)."""
     comma = _cut(data)
     if comma is None:
         return None
     child = _Child(data, comma)
     try:
-        return _lead(name, data, comma, child)
+        result = _lead(name, data, comma, child)
+        if result is None or result[0]:
+            return result
+        write_pieces(out, result[1])  # before reaping the child, which is still unmapping its heap
+        out.flush()
+        return 0, ""
     finally:
         child.close()
 
@@ -289,8 +301,8 @@ def _merge_halves(name: str, data: mmap.mmap) -> tuple[int, Any] | None:
 def _lead(name: str, data: mmap.mmap, comma: int, child: _Child) -> tuple[int, Any] | None:
     """The parent's side of :func:`_merge_halves` (the child's is :func:`_second_half`): check its
     half, link the records of both from their ids and slot keys, give the child its share of the
-    output in the output's order (its lone records and the groups wholly its own), and fold the other
-    groups, asking the child for their members it holds."""
+    output in the output's order (its lone records and about half the groups, with the members it
+    lacks), and fold the other groups, asking the child for the members it holds."""
     import orjson
 
     from acx.core.merge import MergeConflict, fold_groups, link, normalise, utf16_key
@@ -319,21 +331,26 @@ def _lead(name: str, data: mmap.mmap, comma: int, child: _Child) -> tuple[int, A
     order = [(key(i), i) for i in range(len(ids)) if i not in grouped]
     order += [(min(map(key, group)), -1 - g) for g, group in enumerate(groups)]
     order.sort()
+    # A group wholly in one half is folded there; those across the cut go to whichever process has
+    # fewer so far (members ascend: the first and last say where a group lies).
+    folds = [sum(1 for group in groups if group[-1] < n), sum(1 for group in groups if group[0] >= n)]
+    theirs_group: list[bool] = []
+    for group in groups:
+        theirs = group[0] >= n or (group[-1] >= n and folds[1] < folds[0])
+        folds[theirs] += group[0] < n <= group[-1]
+        theirs_group.append(theirs)
     layout: list[tuple[bool, list[int]]] = []  # stretches of the output: (the child's?, references)
     for _, ref in order:
-        theirs = ref >= n or (ref < 0 and groups[-1 - ref][0] >= n)  # members ascend: the first is enough
+        theirs = ref >= n if ref >= 0 else theirs_group[-1 - ref]
         if layout and layout[-1][0] is theirs:
             layout[-1][1].append(ref)
         else:
             layout.append((theirs, [ref]))
-    runs = [
-        [ref - n if ref >= 0 else [i - n for i in groups[-1 - ref]] for ref in refs]
-        for theirs, refs in layout
-        if theirs
-    ]
-    here = [g for g, group in enumerate(groups) if group[0] < n]
+    runs = [[ref if ref >= 0 else groups[-1 - ref] for ref in refs] for theirs, refs in layout if theirs]
+    here = [g for g, theirs in enumerate(theirs_group) if not theirs]
     their_linked = [i - n for g in here for i in groups[g] if i >= n]
-    if not child.send([their_linked, runs]):
+    lent = [[i, mine[i]] for g, theirs in enumerate(theirs_group) if theirs for i in groups[g] if i < n]
+    if not child.send([n, their_linked, runs, lent]):
         return None
     reply = child.receive()
     if reply is None or len(reply[0]) != len(their_linked):
@@ -450,15 +467,12 @@ def _merge_files(names: list[str]) -> int:
     mapped = _map(names[0]) if len(names) == 1 else None
     if mapped is not None:
         with mapped:
-            result = _merge_halves(names[0], mapped)
+            result = _merge_halves(names[0], mapped, sys.stdout.buffer)
         if result is not None:
-            code, answer = result
+            code, message = result
             if code:
-                print(f"acx merge: {answer}", file=sys.stderr)
-                return code
-            write_pieces(sys.stdout.buffer, answer)
-            sys.stdout.buffer.flush()
-            return 0
+                print(f"acx merge: {message}", file=sys.stderr)
+            return code
     records: list[dict[str, Any]] = []
     slots: list[str] = []
     for name in names:
