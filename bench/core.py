@@ -75,7 +75,7 @@ def _core_once(data: bytes, by_id: dict[str, Any], by_slot: dict[str, Any]) -> t
     slots = slot_keys(records)
     t6 = time.perf_counter()
     phases["fingerprint (slot_keys)"] = t6 - t5
-    plan = merge_into(lookup, records)
+    plan = merge_into(lookup, records, slots)  # the slots hashed above, as ingest does
     t7 = time.perf_counter()
     phases["merge_into"] = t7 - t6
     if report.blocked:

@@ -452,3 +452,29 @@ def test_fast_slot_keys_equal_slot_key_on_any_tags(tag_lists: list[list[Any]]) -
         record = rec(f"r{i}", tags=tags)
         fast = outcome(slot_keys, [record])
         assert fast == outcome(slot_key, record) or fast == [outcome(slot_key, record)]
+
+
+# --- the collector pause around a merge
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_merge_pauses_the_collector_and_gives_it_back_as_it_was(enabled: bool) -> None:
+    import gc
+
+    seen: list[bool] = []
+
+    def lookup(ids: set[str], slots: set[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        seen.append(gc.isenabled())
+        return {}, {}
+
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        plan = merge_into(lookup, [rec("a"), rec("b")])
+        assert seen == [False] and len(plan.writes) == 2  # paused while merging
+        assert gc.isenabled() is enabled
+        with pytest.raises(MergeConflict):  # an error on the way out restores it too
+            merge_records([rec("m"), field_learned("m")])
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

@@ -18,12 +18,14 @@ Strings compare as JavaScript does (UTF-16 code units), so two implementations p
 
 from __future__ import annotations
 
+import functools
+import gc
 import hashlib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import orjson
 
@@ -32,6 +34,9 @@ from acx.core.fingerprint import _JS_WHITESPACE, artifact_fingerprint, slot_key
 
 Record = dict[str, Any]
 Lookup = Callable[[set[str], set[str]], tuple[dict[str, Record], dict[str, Record]]]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 _IMPACT_RANK = {"positive": 0, "neutral": 1, "negative": 2}
 _TS_RE = re.compile(
@@ -429,6 +434,28 @@ def _merge(records: list[Record], slots: list[str] | None = None) -> list[tuple[
         current = nxt
 
 
+def _collector_paused(merge: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run ``merge`` with Python's cyclic garbage collector paused (restored as it was, also on error).
+
+    A merge allocates a few containers per record (copies, groups, plan lists) and makes no reference
+    cycles, yet every 700 allocations the collector walks the young objects and, as they pile up,
+    every live record again: for 100k records that was a third to a half of ``merge_into``'s time.
+    """
+
+    @functools.wraps(merge)
+    def paused(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if not gc.isenabled():
+            return merge(*args, **kwargs)
+        gc.disable()
+        try:
+            return merge(*args, **kwargs)
+        finally:
+            gc.enable()
+
+    return paused
+
+
+@_collector_paused
 def merge_records(records: Iterable[Record], slots: list[str] | None = None) -> list[Record]:
     """Merge records (already validated) into one survivor per memory, sorted by id (UTF-16 order).
 
@@ -470,6 +497,7 @@ class MergePlan:
     accepted: int = 0
 
 
+@_collector_paused
 def merge_into(lookup: Lookup, incoming: list[Record], slots: list[str] | None = None) -> MergePlan:
     """Plan the merge of ``incoming`` (validated) records into a store reached only through ``lookup``.
 
