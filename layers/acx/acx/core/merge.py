@@ -440,6 +440,8 @@ def _collector_paused(merge: Callable[_P, _R]) -> Callable[_P, _R]:
     A merge allocates a few containers per record (copies, groups, plan lists) and makes no reference
     cycles, yet every 700 allocations the collector walks the young objects and, as they pile up,
     every live record again: for 100k records that was a third to a half of ``merge_into``'s time.
+    Whatever cyclic garbage the store ``lookup`` leaves is collected after (ingest's peak memory for a
+    100k-record upload was 749 MiB with the pause, 747 MiB without).
     """
 
     @functools.wraps(merge)
