@@ -110,22 +110,16 @@ def _setup() -> tuple[Any, Any, Any]:
     from acx.adapters.log_store import LogStore
     from acx.config import Settings
     from acx.core.signing import LocalEd25519Signer
+    from acx.local.resources import create_tables_named
 
     settings = Settings.model_validate({})
     client = boto3.client("dynamodb", region_name="us-east-1")
-    for name in (settings.records_table, settings.receipts_table, settings.heads_table):
-        client.create_table(
-            TableName=name,
-            BillingMode="PAY_PER_REQUEST",
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-        )
+    tables = {
+        "RECORDS_TABLE": settings.records_table,
+        "RECEIPTS_TABLE": settings.receipts_table,
+        "HEADS_TABLE": settings.heads_table,
+    }
+    create_tables_named(client, tables)  # as template.yaml declares them
     return client, settings, LogStore(client, settings, LocalEd25519Signer(), "acx-bench")
 
 

@@ -12,24 +12,16 @@ from moto import mock_aws
 from acx.adapters.log_store import LogStore
 from acx.config import Settings
 from acx.core.signing import LocalEd25519Signer
+from acx.local.resources import create_tables_named
 
 
 def create_tables(dynamodb_client: Any, settings: Settings) -> None:
-    """The log and job tables (pk S + sk S, on demand) under the default names, without the rest of
-    the stack; the e2e and handler tests create everything from template.yaml instead."""
-    for name in (settings.records_table, settings.receipts_table, settings.heads_table, settings.jobs_table):
-        dynamodb_client.create_table(
-            TableName=name,
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+    """The log and job tables, as template.yaml declares them, under the default names, without the
+    rest of the stack; the e2e and handler tests create everything from template.yaml instead."""
+    fields = ("records_table", "receipts_table", "heads_table", "jobs_table")
+    create_tables_named(
+        dynamodb_client, {Settings.model_fields[f].alias or f: getattr(settings, f) for f in fields}
+    )
 
 
 class FakeClock:

@@ -638,3 +638,25 @@ def test_sam_transform_succeeds_and_its_output_lints_clean(tmp_path: Path, monke
     translated = tmp_path / "translated.json"
     translated.write_text(json.dumps(out, default=str), encoding="utf-8")
     assert [m for m in lint_file(translated) if m.rule.id[0] in "EW"] == []
+
+
+def test_tables_named_for_tests_and_benches_have_the_templates_keys(template: dict[str, Any]) -> None:
+    """The log-store-only helper creates exactly what template.yaml declares for each table it names."""
+    import boto3
+    from moto import mock_aws
+
+    from acx.local.resources import TemplateError, create_tables_named
+
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        create_tables_named(client, {"RECORDS_TABLE": "r", "JOBS_TABLE": "j"}, TEMPLATE)
+        for name, logical in (("r", "RecordsTable"), ("j", "JobsTable")):
+            table = client.describe_table(TableName=name)["Table"]
+            props = template["Resources"][logical]["Properties"]
+            assert table["KeySchema"] == props["KeySchema"]
+            assert sorted(table["AttributeDefinitions"], key=str) == sorted(
+                props["AttributeDefinitions"], key=str
+            )
+        for variable in ("LOG_LEVEL", "UPLOADS_BUCKET", "NO_SUCH_VARIABLE"):  # a parameter, a bucket, nothing
+            with pytest.raises(TemplateError, match=variable):
+                create_tables_named(client, {variable: "x"}, TEMPLATE)
