@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration import service
 from tests.integration.service import Service, scan_everything, start_service
 
 SEEDED = "limits-seeded"
@@ -22,41 +23,20 @@ SECRET = "ghp_" + "Zq8Wv3Nt6Rk1Pd9Lm4Hx7Cb2Fj5Ys0Ga3Ue"
 
 
 def record(i: int = 1, **over: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "id": f"lim-{i:04d}",
-        "title": f"Limit lesson {i}",
-        "summary": f"Stay inside the limits, case {i}.",
-        "sourceType": "incident",
-        "repoId": None,
-        "repoLabel": "platform",
-        "projectLabel": "limits",
-        "timestamp": "2026-03-14T09:21:00Z",
-        "impact": "neutral",
-        "xpAwarded": i,
-        "tags": ["limits"],
-        "portable": True,
-        "codebaseFingerprint": None,
-    }
-    base.update(over)
-    return base
+    """``service.record`` under this module's ids, titled "Limit lesson <i>" (tests edit that text)."""
+    return service.record(i, **{"id": f"lim-{i:04d}", "title": f"Limit lesson {i}", **over})
 
 
 def bundle(records: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
-    return {
-        "schemaVersion": "acx.memory-bundle/1",
-        "records": [record()] if records is None else records,
-        "knowledge": [],
-        "skills": [],
-        **extra,
-    }
+    return service.bundle([record()] if records is None else records, **extra)
 
 
 @pytest.fixture(scope="module")
 def svc() -> Iterator[Service]:
-    for service in start_service():
-        status, body = service.call("POST", f"/v1/packages/{SEEDED}/bundles", body=bundle([record(0)]))
+    for running in start_service():
+        status, body = running.call("POST", f"/v1/packages/{SEEDED}/bundles", body=bundle([record(0)]))
         assert status == 201, body
-        yield service
+        yield running
 
 
 def log_size(svc: Service) -> int:
