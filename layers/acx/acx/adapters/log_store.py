@@ -165,9 +165,10 @@ def pad(seq: int) -> str:
     return f"{seq:0{SEQ_WIDTH}d}"
 
 
-def compress(record: dict[str, Any]) -> bytes:
-    """Row body: zlib of the canonical JSON (a ~1 KB record stays in one 1 KB write unit)."""
-    return zlib.compress(canonical.dumps_record(record), 9)
+def compress(record: dict[str, Any], canonical_json: bytes | None = None) -> bytes:
+    """Row body: zlib of the canonical JSON (a ~1 KB record stays in one 1 KB write unit);
+    ``canonical_json``: the record's canonical bytes, when the caller has them already."""
+    return zlib.compress(canonical.dumps_record(record) if canonical_json is None else canonical_json, 9)
 
 
 def decompress(body: bytes) -> dict[str, Any]:
@@ -1014,7 +1015,8 @@ class LogStore:
         if not isinstance(rid, str) or not rid or not isinstance(slot, str) or not slot:
             raise ValueError("a write needs a record id and a slot key")
         zone = write.get("zone") or ("rom" if record.get("portable") is True else "save")
-        body = compress(record)
+        canonical_json = canonical.dumps_record(record)  # once, for the body and the content hash
+        body = compress(record, canonical_json)
         if len(body) > MAX_ITEM_BYTES:
             raise ValueError(f"record {rid} is too large to store")
         tags = write.get("tags", record.get("tags")) or []
@@ -1025,7 +1027,7 @@ class LogStore:
             "cbf": write.get("cbf", record.get("codebaseFingerprint")),
             "tags": [t for t in tags if isinstance(t, str)],
             "body": body,
-            "contentHash": logcore.content_hash(record),
+            "contentHash": logcore.canonical_content_hash(canonical_json),
             "pastSlots": [x for x in write["pastSlots"] if x != slot][-MAX_HISTORY:]
             if "pastSlots" in write
             else (),

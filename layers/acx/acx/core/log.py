@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from acx.core.canonical import dumps, sha256_hex
+from acx.core.canonical import dumps, dumps_record, sha256_hex
 
 VERSION = 1
 GENESIS = "0" * 64
@@ -33,7 +33,12 @@ def chain_key(tenant: str, package: str) -> str:
 
 def content_hash(record: Any) -> str:
     """Hex sha256 of the canonical JSON of a record (what the chain commits to)."""
-    return sha256_hex(record)
+    return canonical_content_hash(dumps_record(record))
+
+
+def canonical_content_hash(canonical_json: bytes) -> str:
+    """:func:`content_hash` from a record's canonical bytes, for a caller that already has them."""
+    return hashlib.sha256(canonical_json).hexdigest()
 
 
 def file_content_hash(path: str, content: str) -> str:
