@@ -39,8 +39,10 @@ import importlib.util
 import json
 import os
 import random
+import shutil
 import signal
 import sys
+import tempfile
 import time
 import tomllib
 from collections.abc import Iterator, Sequence
@@ -93,6 +95,9 @@ class Mutant:
     operator: str
     line: str
     index: int
+    lines: tuple[int, int]  # first and last line of the mutated code
+    stmt_line: int  # first line of its statement (always traced when the statement runs)
+    in_function: bool  # False: module or class body, run at import time
 
 
 @dataclass
@@ -101,6 +106,8 @@ class _Candidate:
     qualname: str
     operator: str
     apply: Any  # () -> None, mutates the tree in place
+    in_function: bool
+    stmt_line: int  # first line of the innermost statement holding the mutation
 
 
 @dataclass
@@ -235,20 +242,30 @@ def all_candidates(tree: ast.Module, ignore_keywords: Sequence[str] = ()) -> lis
     """Every mutation of ``tree``, in a fixed order (so an index names the same mutant on a re-parse)."""
     out: list[_Candidate] = []
 
-    def visit(node: ast.AST, parent: ast.AST | None, scope: str, field_name: str) -> None:
+    def visit(
+        node: ast.AST, parent: ast.AST | None, scope: str, field_name: str, in_def: bool, line: int
+    ) -> None:
         if _is_docstring(node, parent):
             return
         if isinstance(node, ast.keyword) and node.arg in ignore_keywords:
             return
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            scope = f"{scope}.{node.name}" if scope else node.name
-        elif parent is not None:
+        if isinstance(node, ast.stmt):
+            line = node.lineno
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            if not isinstance(node, ast.Lambda):
+                scope = f"{scope}.{node.name}" if scope else node.name
+            for name, child in _children(node):
+                # decorators and defaults run at import time; only the body runs when called
+                body = in_def or (name == "body" and not isinstance(node, ast.ClassDef))
+                visit(child, node, scope, name, body, line)
+            return
+        if parent is not None:
             for operator, apply in _mutations(node, parent, field_name):
-                out.append(_Candidate(node, scope or "<module>", operator, apply))
+                out.append(_Candidate(node, scope or "<module>", operator, apply, in_def, line))
         for name, child in _children(node):
-            visit(child, node, scope, name)
+            visit(child, node, scope, name, in_def, line)
 
-    visit(tree, None, "", "")
+    visit(tree, None, "", "", False, 0)
     return out
 
 
@@ -302,6 +319,14 @@ def _mutations(node: ast.AST, parent: ast.AST, field_name: str) -> Iterator[tupl
             yield f"negate-comprehension-if#{i}", neg
 
 
+def _span(node: ast.AST) -> tuple[int, int]:
+    """Lines a test must execute to reach the mutation: a negated condition's test, else the node."""
+    if isinstance(node, ast.If | ast.While | ast.IfExp):
+        node = node.test
+    start = getattr(node, "lineno", 0)
+    return start, getattr(node, "end_lineno", None) or start
+
+
 def enumerate_mutants(module: str, path: str, cfg: Config) -> list[Mutant]:
     """All mutants of one file, with stable ids."""
     source = (ROOT / path).read_text(encoding="utf-8")
@@ -328,6 +353,9 @@ def enumerate_mutants(module: str, path: str, cfg: Config) -> list[Mutant]:
                 operator=cand.operator,
                 line=text,
                 index=index,
+                lines=_span(cand.node),
+                stmt_line=cand.stmt_line,
+                in_function=cand.in_function,
             )
         )
     return out
@@ -429,7 +457,52 @@ class _MutateProfile:
         settings.load_profile("mutate")
 
 
-def _child(mutant: Mutant | None, tests: list[str], cfg: Config, log: str | None) -> None:
+class _LineTracer:
+    """pytest plugin for the baseline run: the lines of the mutated files each test executes.
+
+    Lines run outside any test (imports, collection) are filed under ``<import>``: a mutant there
+    runs every test of its module."""
+
+    def __init__(self, files: set[str], out: str) -> None:
+        self.files = {os.path.realpath(f) for f in files}
+        self.out = out
+        self.context = "<import>"
+        self.hits: dict[str, set[tuple[str, int]]] = {}
+        self.order: list[str] = []
+        self._known: dict[str, str | None] = {}
+        sys.settrace(self._global)
+
+    def _global(self, frame: Any, event: str, arg: Any) -> Any:
+        name = frame.f_code.co_filename
+        real = self._known.get(name, "")
+        if real == "":
+            real = self._known[name] = (
+                os.path.realpath(name) if os.path.realpath(name) in self.files else None
+            )
+        return self._local if real is not None else None
+
+    def _local(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            real = self._known[frame.f_code.co_filename]
+            self.hits.setdefault(self.context, set()).add((str(real), frame.f_lineno))
+        return self._local
+
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> None:
+        self.context = item.nodeid
+        self.order.append(item.nodeid)
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        self.context = "<import>"
+
+    def pytest_sessionfinish(self, session: Any) -> None:
+        sys.settrace(None)
+        hits = {ctx: sorted([f, n] for f, n in lines) for ctx, lines in self.hits.items()}
+        Path(self.out).write_text(json.dumps({"order": self.order, "hits": hits}), encoding="utf-8")
+
+
+def _child(
+    mutant: Mutant | None, tests: list[str], cfg: Config, log: str | None, trace: tuple[set[str], str] | None
+) -> None:
     """In the forked child: install the mutant, run the tests, exit with pytest's code."""
     code = 3
     try:
@@ -443,8 +516,11 @@ def _child(mutant: Mutant | None, tests: list[str], cfg: Config, log: str | None
             sys.meta_path.insert(0, _MutantFinder(mutant.dotted, ROOT / mutant.path, compiled))
         import pytest
 
+        plugins: list[Any] = [_MutateProfile()]
+        if trace is not None:
+            plugins.append(_LineTracer(*trace))
         args = [*tests, "-x", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", "--no-header", "-W", "ignore"]
-        code = int(pytest.main(args, plugins=[_MutateProfile()]))
+        code = int(pytest.main(args, plugins=plugins))
     except BaseException:  # a crash is reported, never falls back into the parent's loop
         import traceback
 
@@ -457,66 +533,82 @@ def _child(mutant: Mutant | None, tests: list[str], cfg: Config, log: str | None
 
 
 @dataclass
-class Result:
-    mutant: Mutant | None
+class Job:
     module: str
-    status: str  # killed | survived | timeout | error | baseline-ok | baseline-failed
+    mutant: Mutant | None  # None: the baseline run of the module's tests
+    tests: list[str]  # files or node ids
+    timeout: float
+    trace: tuple[set[str], str] | None = None
+    full: bool = True  # ran every test of the module (a pass is then final)
+
+
+@dataclass
+class Result:
+    job: Job
+    status: str  # killed | survived | timeout | error | uncovered | baseline-ok | baseline-failed
     exit_code: int
     seconds: float
 
+    @property
+    def mutant(self) -> Mutant | None:
+        return self.job.mutant
 
-def _run_all(
-    jobs: list[tuple[str, Mutant | None, list[str], float]], cfg: Config, workers: int, log_dir: str | None
-) -> list[Result]:
-    """Run (module, mutant-or-None, tests, timeout) jobs, ``workers`` forked children at a time."""
+    @property
+    def module(self) -> str:
+        return self.job.module
+
+
+def _log_path(log_dir: str | None, job: Job) -> str | None:
+    if not log_dir:
+        return None
+    name = job.mutant.ident if job.mutant else f"{job.module}-baseline"
+    return str(Path(log_dir) / f"{name.replace(':', '_').replace('<', '').replace('>', '')}.log")
+
+
+def _run_all(jobs: list[Job], cfg: Config, workers: int, log_dir: str | None) -> list[Result]:
+    """Run the jobs, ``workers`` forked children at a time; a child past its timeout is killed."""
     results: list[Result] = []
-    running: dict[int, tuple[str, Mutant | None, float, float]] = {}
+    running: dict[int, tuple[Job, float]] = {}
     queue = list(jobs)
-    done = 0
-    while queue or running:
-        while queue and len(running) < workers:
-            module, mutant, tests, timeout = queue.pop(0)
-            log = None
-            if log_dir:
-                log = str(
-                    Path(log_dir)
-                    / f"{(mutant.ident if mutant else module + '-baseline').replace(':', '_')}.log"
-                )
-            sys.stdout.flush()
-            pid = os.fork()
+    try:
+        while queue or running:
+            while queue and len(running) < workers:
+                job = queue.pop(0)
+                sys.stdout.flush()
+                pid = os.fork()
+                if pid == 0:
+                    _child(job.mutant, job.tests, cfg, _log_path(log_dir, job), job.trace)
+                running[pid] = (job, time.monotonic())
+            pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
-                _child(mutant, tests, cfg, log)
-            running[pid] = (module, mutant, time.monotonic(), timeout)
-        pid, status = os.waitpid(-1, os.WNOHANG)
-        if pid == 0:
-            now = time.monotonic()
-            for cpid, (module, mutant, started, timeout) in list(running.items()):
-                if now - started > timeout:
-                    _kill_group(cpid)
-                    os.waitpid(cpid, 0)
-                    del running[cpid]
-                    results.append(Result(mutant, module, "timeout", -1, now - started))
-                    done += 1
-            time.sleep(0.05)
-            continue
-        if pid not in running:
-            continue
-        module, mutant, started, _ = running.pop(pid)
-        _kill_group(pid)  # grandchildren a test left behind
-        code = os.waitstatus_to_exitcode(status)
-        elapsed = time.monotonic() - started
-        if mutant is None:
-            state = "baseline-ok" if code == 0 else "baseline-failed"
-        elif code == 0:
-            state = "survived"
-        elif code in (1, 2):  # a failing test, or a collection/import error caused by the mutant
-            state = "killed"
-        else:
-            state = "error"
-        results.append(Result(mutant, module, state, code, elapsed))
-        done += 1
-        if mutant is not None and done % 20 == 0:
-            print(f"  ... {done}/{len(jobs)} run", flush=True)
+                now = time.monotonic()
+                for cpid, (job, started) in list(running.items()):
+                    if now - started > job.timeout:
+                        _kill_group(cpid)
+                        os.waitpid(cpid, 0)
+                        del running[cpid]
+                        results.append(Result(job, "timeout", -1, now - started))
+                time.sleep(0.02)
+                continue
+            if pid not in running:
+                continue
+            job, started = running.pop(pid)
+            _kill_group(pid)  # grandchildren a test left behind
+            code = os.waitstatus_to_exitcode(status)
+            if job.mutant is None:
+                state = "baseline-ok" if code == 0 else "baseline-failed"
+            elif code == 0:
+                state = "survived"
+            elif code in (1, 2):  # a failing test, or a collection/import error caused by the mutant
+                state = "killed"
+            else:
+                state = "error"
+            results.append(Result(job, state, code, time.monotonic() - started))
+            if job.mutant is not None and len(results) % 50 == 0:
+                print(f"  ... {len(results)}/{len(jobs)} run", flush=True)
+    finally:
+        for cpid in running:
+            _kill_group(cpid)
     return results
 
 
@@ -525,6 +617,35 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _preload_pytest_plugins() -> None:
+    """Import the installed pytest plugins once here (schemathesis' alone costs ~1 s per child)."""
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group="pytest11"):
+        try:
+            point.load()
+        except Exception as exc:  # a plugin that cannot load here fails in the child, visibly
+            print(f"note: pytest plugin {point.name} did not preload: {exc}", file=sys.stderr)
+
+
+def _selected_tests(mutant: Mutant, coverage: dict[str, Any]) -> list[str] | None:
+    """Node ids of the tests that execute the mutated lines (in run order); None: run them all."""
+    real = os.path.realpath(ROOT / mutant.path)
+    first, last = mutant.lines
+    if not mutant.in_function:
+        return None
+    hit_by: dict[str, set[int]] = {}
+    for context, lines in coverage["hits"].items():
+        hit_by[context] = {n for f, n in lines if f == real}
+
+    def reaches(lines: set[int]) -> bool:
+        return mutant.stmt_line in lines or any(first <= n <= last for n in lines)
+
+    if reaches(hit_by.get("<import>", set())):
+        return None
+    return [t for t in coverage["order"] if reaches(hit_by.get(t, set()))]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -571,6 +692,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     for name in cfg.preload:
         __import__(name)
+    _preload_pytest_plugins()
     if args.logs:
         Path(args.logs).mkdir(parents=True, exist_ok=True)
     workers = args.jobs or cfg.jobs
@@ -580,19 +702,61 @@ def main(argv: Sequence[str] | None = None) -> int:
         if name not in runnable:
             print(f"{name}: nothing to run (files {entry['paths']}, tests {entry['tests']})")
 
-    base = _run_all([(n, None, e["tests"], 600.0) for n, e in runnable.items()], cfg, workers, args.logs)
-    timeouts: dict[str, float] = {}
-    for res in base:
-        if res.status != "baseline-ok":
-            print(f"{res.module}: its tests fail WITHOUT any mutant (exit {res.exit_code}); skipped")
-            runnable.pop(res.module, None)
-        else:
-            timeouts[res.module] = max(cfg.min_timeout, cfg.timeout_factor * res.seconds)
-            print(
-                f"{res.module}: baseline {res.seconds:.1f} s, {len(runnable[res.module]['mutants'])} mutants"
+    tmp = Path(tempfile.mkdtemp(prefix="acx-mutate-"))
+    try:
+        base_jobs = [
+            Job(
+                n,
+                None,
+                e["tests"],
+                1800.0,
+                trace=({str(ROOT / p) for p in e["paths"]}, str(tmp / f"{n}.json")),
             )
-    jobs = [(n, m, e["tests"], timeouts[n]) for n, e in runnable.items() for m in e["mutants"]]
-    results = _run_all(jobs, cfg, workers, args.logs)
+            for n, e in runnable.items()
+        ]
+        base = _run_all(base_jobs, cfg, workers, args.logs)
+        coverage: dict[str, Any] = {}
+        timeouts: dict[str, float] = {}
+        for res in base:
+            if res.status != "baseline-ok":
+                print(f"{res.module}: its tests fail WITHOUT any mutant (exit {res.exit_code}); skipped")
+                runnable.pop(res.module, None)
+                continue
+            coverage[res.module] = json.loads((tmp / f"{res.module}.json").read_text(encoding="utf-8"))
+            timeouts[res.module] = max(cfg.min_timeout, cfg.timeout_factor * res.seconds)
+            n_tests = len(coverage[res.module]["order"])
+            print(
+                f"{res.module}: baseline {res.seconds:.1f} s (traced), {n_tests} tests, "
+                f"{len(runnable[res.module]['mutants'])} mutants",
+                flush=True,
+            )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    # Pass 1: each mutant against the tests that run its lines. Pass 2: a survivor of a partial run
+    # runs again against every test of its module (a lazily built cache or a session fixture may hide
+    # the line from the trace), so the verdict is the full suite's.
+    results: list[Result] = []
+    jobs: list[Job] = []
+    for name, entry in runnable.items():
+        for mutant in entry["mutants"]:
+            chosen = _selected_tests(mutant, coverage[name])
+            if chosen is None:
+                jobs.append(Job(name, mutant, entry["tests"], timeouts[name]))
+            elif not chosen:
+                results.append(Result(Job(name, mutant, [], 0.0), "uncovered", 0, 0.0))
+            else:
+                jobs.append(Job(name, mutant, chosen, timeouts[name], full=False))
+    first = _run_all(jobs, cfg, workers, args.logs)
+    again = [
+        Job(r.module, r.mutant, runnable[r.module]["tests"], timeouts[r.module])
+        for r in first
+        if r.status == "survived" and not r.job.full
+    ]
+    results += [r for r in first if not (r.status == "survived" and not r.job.full)]
+    if again:
+        print(f"  {len(again)} survivors of a partial run: running their module's every test", flush=True)
+        results += _run_all(again, cfg, workers, args.logs)
 
     report: dict[str, Any] = {
         "ran_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
@@ -604,7 +768,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, entry in runnable.items():
         mine = [r for r in results if r.module == name]
         killed = [r for r in mine if r.status in ("killed", "timeout")]
-        survived = [r for r in mine if r.status == "survived"]
+        survived = [r for r in mine if r.status in ("survived", "uncovered")]
         errors = [r for r in mine if r.status == "error"]
         counted = len(killed) + len(survived)
         score = len(killed) / counted if counted else 1.0
@@ -626,7 +790,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
     any_survivors = False
     for name in runnable:
-        mine = [r for r in results if r.module == name and r.status in ("survived", "error")]
+        mine = [r for r in results if r.module == name and r.status in ("survived", "uncovered", "error")]
         for res in sorted(mine, key=lambda r: r.mutant.lineno if r.mutant else 0):
             if res.mutant is None:
                 continue
@@ -635,7 +799,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "\nsurvivors (a test should fail on each; or list it in the equivalents with a reason):"
                 )
                 any_survivors = True
-            tag = "" if res.status == "survived" else f" (child error, exit {res.exit_code})"
+            tag = {"survived": "", "uncovered": " (no test runs this line)"}.get(
+                res.status, f" (child error, exit {res.exit_code})"
+            )
             print(f"  {res.mutant.ident}{tag}\n      {describe(res.mutant, cfg)}")
     elapsed = time.time() - started
     report["seconds"] = round(elapsed, 1)

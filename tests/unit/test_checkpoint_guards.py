@@ -253,3 +253,26 @@ def test_a_malformed_verifier_key_is_refused(kind: str, signer: LocalEd25519Sign
     vkey, reason = cases[kind]
     with pytest.raises(ck.CheckpointError, match=reason):
         ck.parse_verifier_key(vkey)
+
+
+def test_a_note_without_a_body_or_without_a_blank_line_is_refused_as_such(signer: LocalEd25519Signer) -> None:
+    text = ck.sign_checkpoint(CP, NAME, signer)
+    sig_line = text.split("\n\n", 1)[1]
+    for bad in (CP.body() + sig_line, text.replace("\n\n", "\n")):
+        with pytest.raises(
+            ck.CheckpointError, match="signed note needs a body, a blank line and signature lines"
+        ):
+            ck.parse_checkpoint(bad)
+    with pytest.raises(ck.CheckpointError, match="checkpoint body needs origin, size and root"):
+        ck.parse_checkpoint("\n\n" + sig_line)
+
+
+def test_a_five_byte_signature_is_long_enough_to_parse_but_does_not_verify(
+    signer: LocalEd25519Signer,
+) -> None:
+    pub = raw_ed25519(signer.public_key_der())
+    five = base64.b64encode(ck.key_id(NAME, pub) + b"s").decode()
+    text = f"{CP.body()}\n\u2014 {NAME} {five}\n"
+    assert ck.parse_checkpoint(text) == CP
+    with pytest.raises(ck.CheckpointError, match="does not verify"):
+        ck.verify_checkpoint(text, ck.verifier_key_for(NAME, signer))
