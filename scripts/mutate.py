@@ -460,43 +460,36 @@ class _MutateProfile:
 class _LineTracer:
     """pytest plugin for the baseline run: the lines of the mutated files each test executes.
 
-    Lines run outside any test (imports, collection) are filed under ``<import>``: a mutant there
-    runs every test of its module."""
+    coverage.py's C tracer with one dynamic context per test (a Python trace function made the
+    Hypothesis-heavy suites ten times slower). Lines run outside any test (imports, collection) are
+    filed under ``<import>``: a mutant there runs every test of its module."""
 
     def __init__(self, files: set[str], out: str) -> None:
-        self.files = {os.path.realpath(f) for f in files}
+        import coverage
+
+        self.files = sorted(os.path.realpath(f) for f in files)
         self.out = out
-        self.context = "<import>"
-        self.hits: dict[str, set[tuple[str, int]]] = {}
         self.order: list[str] = []
-        self._known: dict[str, str | None] = {}
-        sys.settrace(self._global)
-
-    def _global(self, frame: Any, event: str, arg: Any) -> Any:
-        name = frame.f_code.co_filename
-        real = self._known.get(name, "")
-        if real == "":
-            real = self._known[name] = (
-                os.path.realpath(name) if os.path.realpath(name) in self.files else None
-            )
-        return self._local if real is not None else None
-
-    def _local(self, frame: Any, event: str, arg: Any) -> Any:
-        if event == "line":
-            real = self._known[frame.f_code.co_filename]
-            self.hits.setdefault(self.context, set()).add((str(real), frame.f_lineno))
-        return self._local
+        self.cov = coverage.Coverage(data_file=None, include=self.files, branch=False, config_file=False)
+        self.cov.start()
+        self.cov.switch_context("<import>")
 
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> None:
-        self.context = item.nodeid
+        self.cov.switch_context(item.nodeid)
         self.order.append(item.nodeid)
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
-        self.context = "<import>"
+        self.cov.switch_context("<import>")
 
     def pytest_sessionfinish(self, session: Any) -> None:
-        sys.settrace(None)
-        hits = {ctx: sorted([f, n] for f, n in lines) for ctx, lines in self.hits.items()}
+        self.cov.stop()
+        data = self.cov.get_data()
+        hits: dict[str, list[list[Any]]] = {}
+        for measured in data.measured_files():
+            real = os.path.realpath(measured)
+            for lineno, contexts in data.contexts_by_lineno(measured).items():
+                for context in contexts:
+                    hits.setdefault(context or "<import>", []).append([real, lineno])
         Path(self.out).write_text(json.dumps({"order": self.order, "hits": hits}), encoding="utf-8")
 
 
