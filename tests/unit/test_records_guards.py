@@ -224,3 +224,17 @@ def test_json_schema_carries_the_safe_integer_limit() -> None:
     assert {"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER} in variants
     with pytest.raises(AttributeError):
         records_mod.NoSuchThing  # noqa: B018 - the module's lazy __getattr__ must not invent names
+
+
+def test_an_unknown_field_name_is_cut_to_64_characters_in_the_path() -> None:
+    """The name is attacker-sized; the error carries a bounded prefix of it, never more."""
+    long_name = "x" * 500
+    err = _refusal(rom(**{long_name: 1}))
+    assert err.path == "$.records[2]." + "x" * 64
+
+
+def test_a_non_string_key_is_refused_without_echoing_it() -> None:
+    record: dict[Any, Any] = rom()
+    record[12345] = "v"
+    err = _refusal(record)
+    assert "unknown field" in err.message and "12345" not in str(err)
