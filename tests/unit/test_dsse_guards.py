@@ -176,3 +176,9 @@ def test_the_signature_covers_the_payload_type() -> None:
 
 def test_envelope_json_is_compact_and_keeps_unicode() -> None:
     assert dsse.envelope_json({"a": "é", "b": [1, 2]}) == '{"a":"é","b":[1,2]}'
+
+
+def test_the_envelope_limit_is_one_mebibyte() -> None:
+    with pytest.raises(dsse.DsseError, match="envelope too large"):
+        dsse.parse_envelope(b" " * (1_048_576 + 1))
+    assert dsse.parse_envelope(envelope().ljust(1_048_576)).payload_type == dsse.PAYLOAD_TYPE

@@ -103,3 +103,9 @@ def test_slot_key_zone_needs_portable_true_exactly() -> None:
     assert slot_key(base | {"portable": True}).endswith("|rom|")
     for value in (False, None, 1, "true"):
         assert slot_key(base | {"portable": value}).split("|")[1] == "save"
+
+
+def test_an_at_sign_after_the_host_is_part_of_the_path() -> None:
+    """Only a user@ before the first slash is credentials; a path may hold an @ (a version, a scope)."""
+    assert canonical_repo_identity("example.org/team/repo@v2") == "example.org/team/repo@v2"
+    assert canonical_repo_identity("git@example.org:team/@scope/repo") == "example.org/team/@scope/repo"

@@ -129,3 +129,9 @@ def test_inclusion_known_answer_for_a_small_tree() -> None:
     root3 = merkle.node_hash(merkle.node_hash(LEAVES[0], LEAVES[1]), LEAVES[2])
     assert merkle.root_of_leaf_hashes(LEAVES[:3]) == root3 == merkle.root(DATA[:3])
     assert merkle.root_of_leaf_hashes([]) == merkle.EMPTY_ROOT
+
+
+def test_a_negative_index_never_verifies_even_against_a_one_leaf_tree() -> None:
+    assert merkle.verify_inclusion(LEAVES[0], 0, 1, [], LEAVES[0])
+    assert not merkle.verify_inclusion(LEAVES[0], -1, 1, [], LEAVES[0])
+    assert not merkle.verify_inclusion(LEAVES[0], -1, 2, [LEAVES[1]], merkle.root(DATA[:2]))

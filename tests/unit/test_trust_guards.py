@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from acx.core import trust
+from acx.core import canonical, dsse, trust
 from acx.core.signing import LocalEd25519Signer, PublicKey
-from tests.unit.test_trust import PUB, build, registry_for
+from tests.unit.test_trust import PUB, _attestation, _edit, build, registry_for
 
 SIGNER = LocalEd25519Signer()
 KEY = PublicKey.from_der(SIGNER.public_key_der())
@@ -142,3 +142,140 @@ def test_own_keys_are_local_only_when_trusted(tmp_path: Path) -> None:
     v = trust.evaluate(path, registry_for(SIGNER), own_keyids=["ed25519:other"], now=AT)
     assert v.verdict == "trusted" and v.publisherId == PUB and v.keyid == KEY.keyid
     assert v.to_dict()["verdict"] == "trusted"
+
+
+def _resign(path: Path, change: Any) -> None:
+    """Re-sign the cartridge's statement after ``change(statement)``: what the key holder can do."""
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    st = dsse.parse_envelope(db.execute("SELECT envelope FROM signatures").fetchone()[0]).statement()
+    change(st)
+    db.execute("UPDATE signatures SET envelope = ?", (dsse.envelope_json(dsse.sign_statement(st, SIGNER)),))
+    db.commit()
+    db.close()
+
+
+def test_an_unsigned_cartridge_is_legacy_unless_its_content_is_tampered(tmp_path: Path) -> None:
+    path = tmp_path / "c.acx"
+    build(path, SIGNER)
+    _edit(path, "DELETE FROM signatures")
+    v = trust.evaluate(path, registry_for(SIGNER), now=AT)
+    assert (v.verdict, v.reasons, v.publisherId) == ("legacy", ["no signature envelope"], PUB)
+    _edit(path, "UPDATE sqlar SET data = ? WHERE name = 'rom/knowledge/A.md'", (b"# b\n",))
+    v = trust.evaluate(path, registry_for(SIGNER), now=AT)
+    assert v.verdict == "tampered" and v.reasons and "no signature envelope" not in v.reasons
+
+
+def test_a_bad_public_key_given_by_the_caller_is_an_error_not_a_verdict(tmp_path: Path) -> None:
+    path = tmp_path / "c.acx"
+    build(path, SIGNER)
+    with pytest.raises(ValueError, match="--public-key given is not"):
+        trust.evaluate(path, None, "not a pem", now=AT)
+    _edit(path, "UPDATE signatures SET public_key_pem = 'not a pem'")
+    v = trust.evaluate(path, None, now=AT)
+    assert v.verdict == "tampered" and any("public_key_pem is not a usable" in r for r in v.reasons)
+
+
+def test_only_an_embedded_key_is_called_self_consistency(tmp_path: Path) -> None:
+    path = tmp_path / "c.acx"
+    build(path, SIGNER)
+    embedded = trust.evaluate(path, None, now=AT)
+    given = trust.evaluate(path, None, KEY.pem, now=AT)
+    note = "verified with the key embedded in the cartridge (self-consistency only)"
+    assert embedded.verdict == given.verdict == "portable"
+    assert note in embedded.reasons and note not in given.reasons
+
+
+def test_a_signature_row_whose_alg_disagrees_with_the_key_is_tampered(tmp_path: Path) -> None:
+    path = tmp_path / "c.acx"
+    build(path, SIGNER)
+    _edit(path, "UPDATE signatures SET alg = 'ecdsa-p256'")
+    v = trust.evaluate(path, registry_for(SIGNER), now=AT)
+    assert v.verdict == "tampered" and any(
+        "signatures.alg 'ecdsa-p256' does not match" in r for r in v.reasons
+    )
+
+
+def test_the_first_subject_is_the_one_checked(tmp_path: Path) -> None:
+    path = tmp_path / "c.acx"
+    build(path, SIGNER)
+    _resign(path, lambda st: st["subject"].append({"name": "decoy", "digest": {"sha256": "0" * 64}}))
+    assert trust.evaluate(path, registry_for(SIGNER), now=AT).verdict == "trusted"
+    _resign(path, lambda st: st["subject"].reverse())
+    v = trust.evaluate(path, registry_for(SIGNER), now=AT)
+    assert v.verdict == "tampered" and any("subject digest" in r for r in v.reasons)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("fileCount", 99), ("checksumHash", "sha256:" + "0" * 64)], ids=["count", "checksum"]
+)
+def test_a_signed_predicate_with_a_wrong_file_count_or_checksum_is_tampered(
+    tmp_path: Path, name: str, value: Any
+) -> None:
+    path = tmp_path / "c.acx"
+    build(path, SIGNER)
+    _resign(path, lambda st: st["predicate"].update({name: value}))
+    v = trust.evaluate(path, registry_for(SIGNER), now=AT)
+    assert v.verdict == "tampered" and any("checksumHash/fileCount differ" in r for r in v.reasons)
+    # Either field alone is checked: drop the other and the wrong one is still caught.
+    other = "checksumHash" if name == "fileCount" else "fileCount"
+    _resign(path, lambda st: st["predicate"].pop(other))
+    v = trust.evaluate(path, registry_for(SIGNER), now=AT)
+    assert v.verdict == "tampered" and any("checksumHash/fileCount differ" in r for r in v.reasons)
+
+
+def test_a_predicate_without_file_count_or_checksum_is_not_checked_for_them(tmp_path: Path) -> None:
+    path = tmp_path / "c.acx"
+    build(path, SIGNER)
+    _resign(path, lambda st: (st["predicate"].pop("fileCount"), st["predicate"].pop("checksumHash")))
+    assert trust.evaluate(path, registry_for(SIGNER), now=AT).verdict == "trusted"
+
+
+def test_an_unrelated_attestation_is_not_read_as_a_log_checkpoint(tmp_path: Path) -> None:
+    from acx.core.cartridge import CartridgeWriter
+    from tests.unit.test_trust import rec
+
+    path = tmp_path / "c.acx"
+    with CartridgeWriter(path, artifact_id="a", artifact_version="1") as w:
+        w.add_memory(rec(0), "rom")
+        w.add_attestation("sbom", "acx.sbom/v1", "application/json", b"{}")
+        w.finalize(SIGNER, PUB)
+    v = trust.evaluate(path, registry_for(SIGNER), now=AT)
+    assert v.verdict == "trusted" and v.inclusion == {"present": False}
+
+
+@pytest.mark.parametrize(
+    "document",
+    [b"not json", b"{}", canonical.dumps({"checkpoint": "x", "verifierKey": "y"}), b'{"proofs": []}'],
+    ids=["not-json", "empty", "no-proofs", "no-checkpoint"],
+)
+def test_a_malformed_checkpoint_attestation_is_tampered(tmp_path: Path, document: bytes) -> None:
+    path = tmp_path / "c.acx"
+    build(path, SIGNER, document)
+    v = trust.evaluate(path, registry_for(SIGNER), now=AT)
+    assert v.verdict == "tampered"
+    assert any("log checkpoint" in r for r in v.reasons), v.reasons
+
+
+def test_a_checkpoint_attestation_with_proofs_not_a_list_is_malformed(tmp_path: Path) -> None:
+    doc = canonical.loads(_attestation(4, [0, 1, 2, 3], LocalEd25519Signer()))
+    doc["proofs"] = {"m-0": {}}
+    path = tmp_path / "c.acx"
+    build(path, SIGNER, canonical.dumps(doc))
+    v = trust.evaluate(path, registry_for(SIGNER), now=AT)
+    assert v.verdict == "tampered" and any("attestation is malformed (TypeError)" in r for r in v.reasons)
+
+
+def test_inclusion_failures_are_named_and_capped_at_twenty(tmp_path: Path) -> None:
+    log_signer = LocalEd25519Signer()
+    path = tmp_path / "c.acx"
+    # 25 ROM rows, proofs for the first two only, the second corrupted.
+    build(path, SIGNER, _attestation(25, [0, 1], log_signer, corrupt=True), n=25)
+    v = trust.evaluate(path, registry_for(SIGNER), now=AT)
+    assert v.verdict == "tampered"
+    assert v.inclusion["checked"] == 25 and v.inclusion["failed"] == 24
+    per_memory = [r for r in v.reasons if r.startswith("memory ")]
+    assert len(per_memory) == 20
+    assert "memory m-1: failed inclusion proof" in per_memory
+    assert "memory m-2: no inclusion proof" in per_memory
