@@ -38,7 +38,7 @@ def child(n: int) -> None:
     import resource
 
     from acx.core.signing import LocalEd25519Signer
-    from acx.usecases.export import build_cartridge
+    from acx.core.export import build_cartridge
 
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()

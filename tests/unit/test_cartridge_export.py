@@ -12,7 +12,7 @@ from acx.core.trust import evaluate
 
 pytest.importorskip("acx.core.scrub")
 
-from acx.usecases.export import ExportBlocked, build_cartridge
+from acx.core.export import ExportBlocked, build_cartridge
 
 CBF = "cbf1_" + "cd" * 20
 
