@@ -68,8 +68,16 @@ class Reference:
         """Run an ES module snippet with the reference's ``src`` importable as ``REF``."""
         src = (REFERENCE_CLI.parent).as_uri()
         proc = subprocess.run(
-            [self.node, "--experimental-sqlite", "--no-warnings", "--input-type=module", "-e",
-             script.replace("REF/", src + "/"), "--", *args],
+            [
+                self.node,
+                "--experimental-sqlite",
+                "--no-warnings",
+                "--input-type=module",
+                "-e",
+                script.replace("REF/", src + "/"),
+                "--",
+                *args,
+            ],
             capture_output=True,
             text=True,
             timeout=TIMEOUT,

@@ -50,7 +50,9 @@ def _registry(key_pem_path: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module", params=["rom", "with-save"])
-def peer_export(request: pytest.FixtureRequest, reference: Reference, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def peer_export(
+    request: pytest.FixtureRequest, reference: Reference, tmp_path_factory: pytest.TempPathFactory
+):  # type: ignore[no-untyped-def]
     out = tmp_path_factory.mktemp("peer") / f"{request.param}.acx"
     extra = ["--include-field-learned"] if request.param == "with-save" else []
     run = reference.run("export", SAMPLE, out, "--publisher", PUBLISHER, *extra)

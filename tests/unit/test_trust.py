@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 from acx.core import canonical, dsse
-from acx.core.cartridge import CartridgeWriter
+from acx.core.cartridge import CartridgeWriter, log_attestation
 from acx.core.signing import LocalEd25519Signer, PublicKey
-from acx.core.cartridge import log_attestation
 from acx.core.trust import evaluate
 
 PUB = "com.example.team"

@@ -109,8 +109,9 @@ def build_cartridge(
     embedded as the ROM file ``rom/attestations/log-checkpoint.json`` (see
     :mod:`acx.core.cartridge.log_attestation`; callers' files may not use ``rom/attestations/``).
     ``cartridge_id`` becomes the signed ``acx.cartridge_id`` (and the Statement's subject name), so
-    the id the service hands out is the one the signature covers. A 3-tuple carries no leaf, so the attestation is omitted
-    and ``counts['inclusion']`` says why (a verifier cannot check a proof without its leaf).
+    the id the service hands out is the one the signature covers. A 3-tuple carries no leaf, so the
+    attestation is omitted and ``counts['inclusion']`` says why (a verifier cannot check a proof
+    without its leaf).
     """
     from acx.core.embedding import embed_record, engine_descriptor
     from acx.core.records import zone_of

@@ -15,6 +15,7 @@ from acx.core.fingerprint import artifact_fingerprint
 PORTABLE_LABEL = "portable-core"
 FIELD_LABEL = "field-learned"
 
+
 def export_view(record: dict[str, Any], zone: str) -> dict[str, Any]:
     """The record as it may leave the installation (the export boundary of DESIGN §1.1).
 
@@ -51,4 +52,3 @@ def memory_payload(record: dict[str, Any], zone: str) -> tuple[dict[str, Any], b
     payload["artifactFingerprint"] = _fingerprint(payload)
     payload["zone"] = zone
     return payload, canonical.dumps(payload)
-

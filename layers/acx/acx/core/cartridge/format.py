@@ -164,7 +164,6 @@ def meta_binding(key: str, value: str) -> tuple[str, int]:
     return oid_of(canonical.dumps({"key": key, "value": value})), len(value.encode("utf-8"))
 
 
-
 def manifest_entry_bytes(source_ref: str, oid: str, canon: str, sz: int) -> bytes:
     # RFC 8785 of {canon, oid, sourceRef, sz} (keys already in code-unit order).
     return canonical.dumps({"canon": canon, "oid": oid, "sourceRef": source_ref, "sz": sz})
@@ -218,5 +217,3 @@ def sqlar_bytes(sz: int | None, data: bytes | None) -> bytes:
         if len(out) == sz:
             return out
     raise CartridgeError("sqlar entry cannot be decompressed to its declared size")
-
-

@@ -25,4 +25,3 @@ def parse_frontmatter(text: str) -> dict[str, str]:
         if value:
             out[key.strip()] = value
     return out
-

@@ -31,7 +31,6 @@ from acx.core.cartridge.format import (
 from acx.core.signing import PublicKey
 
 
-
 @dataclass
 class MemoryRow:
     """One ``memory`` row, its payload parsed."""
@@ -383,4 +382,3 @@ class CartridgeReader:
             return PublicKey.from_pem(sig.public_key_pem)
         except (ValueError, TypeError):
             return None
-

@@ -48,4 +48,3 @@ def strip_to_rom(src: str | Path, dst: str | Path) -> tuple[str, str]:
     with CartridgeReader(dst) as reader:
         after = reader.manifest_hash()
     return before, after
-

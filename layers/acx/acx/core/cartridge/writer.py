@@ -42,7 +42,7 @@ from acx.core.cartridge.format import (
     validate_sqlar_name,
 )
 from acx.core.cartridge.frontmatter import parse_frontmatter
-from acx.core.signing import Signer, keyid_for, spki_pem
+from acx.core.signing import Algorithm, Signer, keyid_for, spki_pem
 
 
 @dataclass
@@ -286,7 +286,7 @@ class CartridgeWriter:
             raise
         return self._statement
 
-    def commit(self, envelope: dict[str, Any], public_key_der: bytes, algorithm: str) -> FinalizeResult:
+    def commit(self, envelope: dict[str, Any], public_key_der: bytes, algorithm: Algorithm) -> FinalizeResult:
         """Store the envelope over the sealed Statement with its SPKI, then move the file in place.
 
         Refuses an envelope whose payload is not the sealed Statement, so a signer cannot sign
@@ -350,5 +350,3 @@ class CartridgeWriter:
         with contextlib.suppress(FileNotFoundError):
             self._tmp.unlink()
         self._done = True
-
-
