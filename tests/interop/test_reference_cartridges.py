@@ -10,43 +10,33 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from acx.core import canonical
-from acx.core.signing import PublicKey
+from acx.core.signing import LocalEd25519Signer
 from acx.core.trust import evaluate
 from tests.interop.conftest import REFERENCE_CLI, Reference
+from tests.unit.test_trust import registry_for
 
 SAMPLE = REFERENCE_CLI.parent.parent / "examples" / "sample-agent-package"
 PUBLISHER = "com.example.peer"
 
 
 def _registry(key_pem_path: Path) -> dict[str, Any]:
+    """A registry vouching for the reference's freshly generated key (public part only)."""
     from cryptography.hazmat.primitives import serialization
 
     private = serialization.load_pem_private_key(key_pem_path.read_bytes(), password=None)
-    der = private.public_key().public_bytes(
-        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    assert isinstance(private, Ed25519PrivateKey)
+    return registry_for(
+        LocalEd25519Signer(private),
+        publisherId=PUBLISHER,
+        namespaceProof={
+            "method": "dns-txt",
+            "txtRecord": "_acx-challenge.peer.example.com",
+            "verifiedAt": "2026-01-01T00:00:00Z",
+        },
     )
-    key = PublicKey.from_der(der)
-    return {
-        "schemaVersion": "acx.trust-registry/1",
-        "keys": [
-            {
-                "keyid": key.keyid,
-                "publisherId": PUBLISHER,
-                "algorithm": "ed25519",
-                "publicKeyPem": key.pem,
-                "status": "active",
-                "notBefore": "2020-01-01T00:00:00Z",
-                "notAfter": "2099-01-01T00:00:00Z",
-                "namespaceProof": {
-                    "method": "dns-txt",
-                    "txtRecord": "_acx-challenge.peer.example.com",
-                    "verifiedAt": "2026-01-01T00:00:00Z",
-                },
-            }
-        ],
-    }
 
 
 @pytest.fixture(scope="module", params=["rom", "with-save"])
