@@ -27,7 +27,7 @@ fuzz: $(STAMP)
 
 # checkov pins boto3 exactly (conflicting with constraints.txt), so it gets its own venv.
 CHECKOV := $(VENV)/checkov/bin/checkov
-$(CHECKOV): tools/checkov-requirements.txt $(STAMP)
+$(CHECKOV): tools/checkov-requirements.txt
 	$(PY) -m venv $(VENV)/checkov
 	$(VENV)/checkov/bin/pip install -q -r tools/checkov-requirements.txt
 	touch $(CHECKOV)
