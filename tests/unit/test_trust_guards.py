@@ -232,19 +232,6 @@ def test_a_predicate_without_file_count_or_checksum_is_not_checked_for_them(tmp_
     assert trust.evaluate(path, registry_for(SIGNER), now=AT).verdict == "trusted"
 
 
-def test_an_unrelated_attestation_is_not_read_as_a_log_checkpoint(tmp_path: Path) -> None:
-    from acx.core.cartridge import CartridgeWriter
-    from tests.unit.test_trust import rec
-
-    path = tmp_path / "c.acx"
-    with CartridgeWriter(path, artifact_id="a", artifact_version="1") as w:
-        w.add_memory(rec(0), "rom")
-        w.add_attestation("sbom", "acx.sbom/v1", "application/json", b"{}")
-        w.finalize(SIGNER, PUB)
-    v = trust.evaluate(path, registry_for(SIGNER), now=AT)
-    assert v.verdict == "trusted" and v.inclusion == {"present": False}
-
-
 @pytest.mark.parametrize(
     "document",
     [b"not json", b"{}", canonical.dumps({"checkpoint": "x", "verifierKey": "y"}), b'{"proofs": []}'],
