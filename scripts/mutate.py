@@ -597,6 +597,8 @@ def _run_all(jobs: list[Job], cfg: Config, workers: int, log_dir: str | None) ->
             else:
                 state = "error"
             results.append(Result(job, state, code, time.monotonic() - started))
+            if job.mutant is not None and state == "survived" and job.full:
+                print(f"  survived: {job.mutant.ident}", flush=True)  # a cut-short run still says this
             if job.mutant is not None and len(results) % 50 == 0:
                 print(f"  ... {len(results)}/{len(jobs)} run", flush=True)
     finally:
