@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8787
 PYTEST_WORKERS ?= 2
 
-.PHONY: install test test-fast lint bench demo serve fuzz load layer layer-requirements clean
+.PHONY: install test test-fast lint bench demo serve fuzz load layer layer-requirements mutate clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -24,6 +24,12 @@ test: $(STAMP)
 ACX_FUZZ_EXAMPLES ?= 500
 fuzz: $(STAMP)
 	ACX_FUZZ_EXAMPLES=$(ACX_FUZZ_EXAMPLES) $(BIN)/pytest -p no:warnings tests/e2e/test_fuzz_api.py tests/unit/test_fuzz_parsers.py
+
+# Mutation testing of the core modules that check input or compute hashes (tests/mutation/config.toml):
+# prints the score per module and the survivors, exits 1 below the floor. Not part of `make test`.
+MUTATE_ARGS ?=
+mutate: $(STAMP)
+	$(BIN)/python scripts/mutate.py --json bench-out/mutation.json $(MUTATE_ARGS)
 
 # checkov pins boto3 exactly (conflicting with constraints.txt), so it gets its own venv.
 CHECKOV := $(VENV)/checkov/bin/checkov

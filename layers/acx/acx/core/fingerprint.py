@@ -42,7 +42,8 @@ def canonical_repo_identity(origin: str) -> str:
         identity = authority + slash + path
     else:
         # scp-like form: [user@]host:path
-        identity = text.rpartition("@")[2] if "@" in text.split("/", 1)[0] else text
+        head, slash, tail = text.partition("/")  # only a user@ before the first slash is credentials
+        identity = head.rpartition("@")[2] + slash + tail if "@" in head else text
         host, colon, path = identity.partition(":")
         if colon and "/" not in host:
             identity = f"{host}/{path.lstrip('/')}"
