@@ -581,8 +581,8 @@ def _statement(t: dict[str, Any], role: str, sid: str) -> dict[str, Any]:
             "retries its asynchronous",
         ),
         (
-            lambda t: t["Resources"]["SigningKey"]["Properties"]["KeyPolicy"]["Statement"][2].update(
-                Principal={"AWS": {"Fn::GetAtt": ["VerifyRole", "Arn"]}}
+            lambda t: t["Resources"]["SigningKey"]["Properties"]["KeyPolicy"]["Statement"][1].update(
+                Principal={"AWS": {"Fn::GetAtt": ["ApiRole", "Arn"]}}
             ),
             deploy_problems,
             "names roles of this stack",
