@@ -101,7 +101,7 @@ def routes_from_template(
             auth = props.get("Auth") or {}
             scopes = [text(x) for x in auth.get("AuthorizationScopes") or []]
             public = auth.get("Authorizer") == "NONE"
-            scope = None if public else (scopes or [None])[0]
+            scope = None if public or not scopes else scopes[0]
             routes.append(Route(props["Method"].upper(), props["Path"], scope))
     return tuple(sorted(routes, key=lambda r: (r.template, r.method)))
 
