@@ -61,7 +61,7 @@ class Provider:
 
 COGNITO = Provider("cognito", "acx/", "scope", "custom:tenant")
 OKTA = Provider("okta", "", "scp", "tenant")
-AZURE = Provider("azure-ad", "api://acx/", "scp", "extn.tenant")
+AZURE = Provider("azure-ad", "", "scp", "extn.tenant")
 AUTH0 = Provider("auth0", "", "permissions", "https://acx.example.com/tenant")
 
 
