@@ -7,7 +7,14 @@ STAMP := $(VENV)/.installed
 PORT ?= 8787
 PYTEST_WORKERS ?= 2
 
-.PHONY: install test test-fast lint bench demo serve fuzz load layer layer-requirements mutate clean
+# The functions run on Lambda's python3.12: `make test` also runs the unit and integration tests on
+# 3.12 when an interpreter is found (PATH, else pyenv's versions); without one it says so and skips.
+PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
+	$$p -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1 && { echo $$p; break; }; done)
+VENV312 := .venv312
+STAMP312 := $(VENV312)/.installed
+
+.PHONY: install test test-py312 test-fast lint bench demo serve fuzz load layer layer-requirements mutate clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -19,6 +26,22 @@ install: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile tests
+	$(MAKE) --no-print-directory test-py312
+
+$(STAMP312): pyproject.toml constraints.txt
+	$(PY312) -m venv $(VENV312)
+	$(VENV312)/bin/pip install -q --upgrade pip
+	$(VENV312)/bin/pip install -q -c constraints.txt -e '.[dev]'
+	touch $(STAMP312)
+
+# Unit + integration on 3.12 (the e2e suite is interpreter-neutral HTTP and already ran above).
+test-py312:
+ifeq ($(strip $(PY312)),)
+	@echo "test-py312: no python3.12 found (PATH or ~/.pyenv/versions/3.12*); the 3.12 run is skipped"
+else
+	@$(MAKE) --no-print-directory $(STAMP312)
+	$(VENV312)/bin/pytest -n $(PYTEST_WORKERS) --dist loadfile -p no:cacheprovider tests/unit tests/integration
+endif
 
 # Longer schema fuzzing of the API on the local stack, and of the bundle/cartridge parsers.
 ACX_FUZZ_EXAMPLES ?= 500
@@ -66,4 +89,4 @@ layer: $(STAMP)
 	$(BIN)/python scripts/build_layer.py
 
 clean:
-	rm -rf $(VENV) demo-out bench-out .pytest_cache .mypy_cache .ruff_cache .hypothesis .aws-sam
+	rm -rf $(VENV) $(VENV312) demo-out bench-out .pytest_cache .mypy_cache .ruff_cache .hypothesis .aws-sam

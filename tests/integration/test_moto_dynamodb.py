@@ -1,4 +1,11 @@
-"""The local TransactWriteItems stand-in keeps AWS's all-or-nothing semantics without copying tables."""
+"""The local TransactWriteItems stand-in keeps AWS's all-or-nothing semantics without copying tables.
+
+One test per behaviour of TransactWriteItems that the log store relies on, as the DynamoDB API
+reference documents it: up to 100 actions; no two actions on one item; an aggregate size of at most
+4 MB; items of at most 400 KB; a cancelled transaction writes nothing and reports one reason per
+action, in order (``None`` for the actions that were fine); ALL_OLD returns the item that failed
+its condition. Error codes are pinned, message texts only where AWS documents them.
+"""
 
 from __future__ import annotations
 
@@ -76,3 +83,93 @@ def test_two_operations_on_one_item_are_refused(ddb: Any) -> None:
     with pytest.raises(ClientError):
         ddb.transact_write_items(TransactItems=[_put("a"), _put("a")])
     assert _keys(ddb) == []
+
+
+def _codes(err: Any) -> list[str]:
+    return [r["Code"] for r in err.value.response["CancellationReasons"]]
+
+
+def test_more_than_100_actions_is_a_validation_error_and_writes_nothing(ddb: Any) -> None:
+    ddb.transact_write_items(TransactItems=[_put(f"k{i}") for i in range(100)])  # 100 is allowed
+    with pytest.raises(ClientError) as err:
+        ddb.transact_write_items(TransactItems=[_put(f"x{i}") for i in range(101)])
+    assert err.value.response["Error"]["Code"] == "ValidationException"
+    assert not [k for k in _keys(ddb) if k.startswith("x")]
+
+
+def test_two_actions_on_one_item_is_a_validation_error_whatever_the_kinds(ddb: Any) -> None:
+    check = {
+        "ConditionCheck": {
+            "TableName": "t",
+            "Key": {"pk": {"S": "p"}, "sk": {"S": "a"}},
+            "ConditionExpression": "attribute_not_exists(sk)",
+        }
+    }
+    with pytest.raises(ClientError) as err:
+        ddb.transact_write_items(TransactItems=[_put("a"), check])
+    assert err.value.response["Error"]["Code"] == "ValidationException"
+    assert "multiple operations on one item" in err.value.response["Error"]["Message"]
+    assert _keys(ddb) == []
+
+
+def _big(sk: str, size: int) -> dict[str, Any]:
+    return {
+        "Put": {"TableName": "t", "Item": {"pk": {"S": "p"}, "sk": {"S": sk}, "blob": {"B": b"x" * size}}}
+    }
+
+
+def test_an_aggregate_over_4_mb_is_a_validation_error_and_writes_nothing(ddb: Any) -> None:
+    from acx.local.moto_dynamodb import MAX_TRANSACTION_BYTES
+
+    size = 350 * 1024  # each item under 400 KB; twelve of them are over 4 MB
+    items = [_big(f"b{i}", size) for i in range(12)]
+    assert 12 * size > MAX_TRANSACTION_BYTES
+    with pytest.raises(ClientError) as err:
+        ddb.transact_write_items(TransactItems=items)
+    assert err.value.response["Error"]["Code"] == "ValidationException"
+    assert "4 MB" in err.value.response["Error"]["Message"]
+    assert _keys(ddb) == []
+    ddb.transact_write_items(TransactItems=items[:11])  # 11 x 350 KiB = 3.76 MiB is accepted
+    pages = ddb.get_paginator("scan").paginate(TableName="t", ProjectionExpression="sk")
+    assert sum(len(page["Items"]) for page in pages) == 11
+
+
+def test_a_put_over_400_kb_cancels_with_a_validation_error_reason_for_that_item(ddb: Any) -> None:
+    with pytest.raises(ClientError) as err:
+        ddb.transact_write_items(TransactItems=[_put("ok"), _big("huge", 401 * 1024)])
+    assert err.value.response["Error"]["Code"] == "TransactionCanceledException"
+    assert _codes(err) == ["None", "ValidationError"]
+    assert _keys(ddb) == []
+    ddb.transact_write_items(TransactItems=[_big("fits", 390 * 1024)])
+    assert _keys(ddb) == ["fits"]
+
+
+def test_an_update_that_grows_an_item_past_400_kb_cancels_and_restores_every_item(ddb: Any) -> None:
+    ddb.transact_write_items(TransactItems=[_big("grow", 300 * 1024)])
+    grow = {
+        "Update": {
+            "TableName": "t",
+            "Key": {"pk": {"S": "p"}, "sk": {"S": "grow"}},
+            "UpdateExpression": "SET more = :m",
+            "ExpressionAttributeValues": {":m": {"B": b"y" * (200 * 1024)}},
+        }
+    }
+    with pytest.raises(ClientError) as err:
+        ddb.transact_write_items(TransactItems=[_put("first"), grow])
+    assert err.value.response["Error"]["Code"] == "TransactionCanceledException"
+    assert _codes(err) == ["None", "ValidationError"]
+    assert _keys(ddb) == ["grow"]
+    item = ddb.get_item(TableName="t", Key={"pk": {"S": "p"}, "sk": {"S": "grow"}})["Item"]
+    assert "more" not in item
+
+
+def test_all_old_returns_the_item_that_failed_its_condition_in_its_reason(ddb: Any) -> None:
+    ddb.put_item(TableName="t", Item={"pk": {"S": "p"}, "sk": {"S": "held"}, "owner": {"S": "w1"}})
+    put = _put("held", "attribute_not_exists(sk)")
+    put["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    with pytest.raises(ClientError) as err:
+        ddb.transact_write_items(TransactItems=[put])
+    (reason,) = err.value.response["CancellationReasons"]
+    assert reason["Code"] == "ConditionalCheckFailed"
+    assert reason["Item"]["owner"] == {"S": "w1"}
+    assert "[ConditionalCheckFailed]" in err.value.response["Error"]["Message"]

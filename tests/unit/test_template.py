@@ -150,8 +150,50 @@ def signing_key_problems(t: dict[str, Any]) -> list[str]:
         principal = st.get("Principal", {})
         if signs and st.get("Effect") == "Allow":
             aws = as_list(principal.get("AWS", [])) if isinstance(principal, dict) else [principal]
-            if principal == "*" or not aws or any(ref_target(p) is None for p in aws):
+            named = as_list(st.get("Condition", {}).get("ArnEquals", {}).get("aws:PrincipalArn", []))
+            if principal == "*" or not aws:
                 problems.append(f"{key_id}: {st.get('Sid')} lets a non-role principal sign")
+            elif all(ref_target(p) is not None for p in aws):
+                continue  # roles named as principals
+            elif not named or any(ref_target(p) is None for p in named):
+                # The account root delegates to IAM: only a condition naming the roles keeps
+                # "no IAM policy can add a signer" true.
+                problems.append(f"{key_id}: {st.get('Sid')} lets a non-role principal sign")
+    return problems
+
+
+def deploy_problems(t: dict[str, Any]) -> list[str]:
+    """What fails a deployment on a fresh account, or makes one failure run (and alarm) three times."""
+    problems: list[str] = []
+    res = t["Resources"]
+    for fn in resources_of(t, "AWS::Serverless::Function"):
+        reserved = res[fn]["Properties"].get("ReservedConcurrentExecutions")
+        if reserved is None:
+            continue
+        branches = reserved.get("Fn::If") if isinstance(reserved, dict) else None
+        default = t["Parameters"].get(ref_target(branches[1]) or "", {}).get("Default") if branches else None
+        if not (branches and ref_target(branches[2]) == "AWS::NoValue" and default == 0):
+            problems.append(f"{fn}: reserved concurrency by default ({reserved!r})")
+    schedules = [
+        fn
+        for fn in resources_of(t, "AWS::Serverless::Function")
+        if any(e["Type"] == "Schedule" for e in res[fn]["Properties"].get("Events", {}).values())
+    ]
+    configs = {
+        ref_target(c["Properties"]["FunctionName"]): c["Properties"]
+        for c in resources_of(t, "AWS::Lambda::EventInvokeConfig").values()
+    }
+    for fn in schedules:
+        config = configs.get(fn) or res[fn]["Properties"].get("EventInvokeConfig")
+        if not config or config.get("MaximumRetryAttempts") != 0:
+            problems.append(f"{fn}: Lambda retries its asynchronous (scheduled) invocations")
+    for key_id, key in resources_of(t, "AWS::KMS::Key").items():
+        for st in key["Properties"]["KeyPolicy"]["Statement"]:
+            principal = st.get("Principal", {})
+            aws = as_list(principal.get("AWS", [])) if isinstance(principal, dict) else []
+            roles = [ref_target(p) for p in aws if ref_target(p) in resources_of(t, "AWS::IAM::Role")]
+            if roles:
+                problems.append(f"{key_id}: {st.get('Sid')} names roles of this stack as principals {roles}")
     return problems
 
 
@@ -257,6 +299,14 @@ def api_routes(t: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     return routes
 
 
+def route_scopes(props: dict[str, Any], prefix: str = "") -> list[str]:
+    """A route's AuthorizationScopes with ${ScopePrefix} resolved to ``prefix``."""
+    return [
+        text_of(s).replace("${ScopePrefix}", prefix)
+        for s in props.get("Auth", {}).get("AuthorizationScopes", [])
+    ]
+
+
 def auth_problems(t: dict[str, Any]) -> list[str]:
     problems: list[str] = []
     apis = resources_of(t, "AWS::Serverless::HttpApi")
@@ -273,8 +323,11 @@ def auth_problems(t: dict[str, Any]) -> list[str]:
         public = props.get("Auth", {}).get("Authorizer") == "NONE"
         if public != (route in PUBLIC_ROUTES):
             problems.append(f"{route}: public={public}")
-        if not public and not props.get("Auth", {}).get("AuthorizationScopes"):
+        scopes = props.get("Auth", {}).get("AuthorizationScopes", [])
+        if not public and not scopes:
             problems.append(f"{route}: no route scopes")
+        if any(not text_of(s).startswith("${ScopePrefix}") for s in scopes):
+            problems.append(f"{route}: a route scope without the identity provider's ${{ScopePrefix}}")
     return problems
 
 
@@ -330,7 +383,8 @@ def test_every_documented_route_is_deployed_with_its_scope(template) -> None:
     assert set(documented) == set(deployed)
     for route, scope in documented.items():
         got = deployed[route].get("Auth", {}).get("AuthorizationScopes", [])
-        assert got == ([] if scope == "none" else [scope]), route
+        # Every scope carries the identity provider's prefix (Cognito: <resource-server>/<scope>).
+        assert got == ([] if scope == "none" else [{"Fn::Sub": "${ScopePrefix}" + scope}]), route
 
 
 def test_required_outputs(template) -> None:
@@ -369,11 +423,12 @@ def test_queues_dlqs_and_event_sources(template) -> None:
     assert "IngestQueuePolicy" in as_list(res["UploadsBucket"].get("DependsOn", []))
 
 
-def test_verify_runs_alone_on_the_schedule_parameter(template) -> None:
+def test_verify_runs_on_the_schedule_parameter_unreserved_by_default_and_is_not_retried(template) -> None:
     props = template["Resources"]["VerifyFunction"]["Properties"]
-    assert props["ReservedConcurrentExecutions"] == 1
+    assert props["ReservedConcurrentExecutions"]["Fn::If"][0] == "ReserveVerifyConcurrency"
     (event,) = props["Events"].values()
     assert event["Type"] == "Schedule" and ref_target(event["Properties"]["Schedule"]) == "VerifyScheduleRate"
+    assert deploy_problems(template) == []
 
 
 def test_alarms_cover_verification_dlqs_and_5xx(template) -> None:
@@ -501,6 +556,37 @@ def _statement(t: dict[str, Any], role: str, sid: str) -> dict[str, Any]:
             "public=True",
         ),
         (lambda t: t["Outputs"].pop("SigningKeyId"), output_problems, "SigningKeyId"),
+        (
+            lambda t: t["Resources"]["ApiFunction"]["Properties"]["Events"]["GetLog"]["Properties"][
+                "Auth"
+            ].update(AuthorizationScopes=["log:read"]),
+            auth_problems,
+            "ScopePrefix",
+        ),
+        (
+            lambda t: t["Resources"]["SigningKey"]["Properties"]["KeyPolicy"]["Statement"][1].pop(
+                "Condition"
+            ),
+            signing_key_problems,
+            "non-role principal",
+        ),
+        (
+            lambda t: t["Resources"]["VerifyFunction"]["Properties"].update(ReservedConcurrentExecutions=1),
+            deploy_problems,
+            "reserved concurrency",
+        ),
+        (
+            lambda t: t["Resources"].pop("VerifyEventInvokeConfig"),
+            deploy_problems,
+            "retries its asynchronous",
+        ),
+        (
+            lambda t: t["Resources"]["SigningKey"]["Properties"]["KeyPolicy"]["Statement"][1].update(
+                Principal={"AWS": {"Fn::GetAtt": ["ApiRole", "Arn"]}}
+            ),
+            deploy_problems,
+            "names roles of this stack",
+        ),
     ],
 )
 def test_each_rule_catches_its_breakage(template, mutate, rule, expected: str) -> None:
@@ -593,7 +679,7 @@ def test_sample_events_cover_every_route_and_parse(template) -> None:
     assert set(by_route) == set(routes)
     for route, props in routes.items():
         authorizer = by_route[route]["requestContext"].get("authorizer")
-        scopes = props.get("Auth", {}).get("AuthorizationScopes", [])
+        scopes = route_scopes(props)
         if route in PUBLIC_ROUTES:
             assert authorizer is None, route
         else:
@@ -634,7 +720,10 @@ def test_sam_transform_succeeds_and_its_output_lints_clean(tmp_path: Path, monke
     out = transform(
         t, {"JwtIssuer": "https://issuer.example.com/", "JwtAudience": "aud"}, NoManagedPolicies()
     )
-    assert out["Resources"]["VerifyFunction"]["Properties"]["ReservedConcurrentExecutions"] == 1
+    reserved = out["Resources"]["VerifyFunction"]["Properties"]["ReservedConcurrentExecutions"]
+    assert reserved["Fn::If"][0] == "ReserveVerifyConcurrency"
+    security = out["Resources"]["HttpApi"]["Properties"]["Body"]["paths"]["/v1/packages/{pkg}/log"]["get"]
+    assert security["security"] == [{"JwtAuthorizer": [{"Fn::Sub": "${ScopePrefix}log:read"}]}]
     translated = tmp_path / "translated.json"
     translated.write_text(json.dumps(out, default=str), encoding="utf-8")
     assert [m for m in lint_file(translated) if m.rule.id[0] in "EW"] == []

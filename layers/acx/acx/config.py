@@ -26,6 +26,10 @@ class Settings(BaseModel):
     namespace_txt_record: str = Field(default="", alias="NAMESPACE_TXT_RECORD")
     upload_url_ttl: int = Field(default=900, alias="UPLOAD_URL_TTL", ge=1, le=900)
     download_url_ttl: int = Field(default=300, alias="DOWNLOAD_URL_TTL", ge=1, le=300)
+    # Identity provider (template parameters ScopePrefix, ScopesClaim, TenantClaim; docs/IDENTITY.md).
+    scope_prefix: str = Field(default="", alias="SCOPE_PREFIX", max_length=128)
+    scopes_claim: str = Field(default="scope", alias="SCOPES_CLAIM", min_length=1, max_length=128)
+    tenant_claim: str = Field(default="tenant", alias="TENANT_CLAIM", min_length=1, max_length=128)
     aws_endpoint_url: str | None = Field(default=None, alias="AWS_ENDPOINT_URL")
     region: str = Field(default="us-east-1", alias="AWS_REGION")
 

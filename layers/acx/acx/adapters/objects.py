@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
+
+# DeleteObjects takes at most 1,000 keys per request (S3 API reference).
+DELETE_BATCH = 1000
+PURGE_ATTEMPTS = 4
+
+
+class PurgeIncomplete(Exception):
+    """S3 kept some versions of an object after every retry of DeleteObjects.
+
+    DeleteObjects answers 200 even when keys fail: each failure is an entry of the response's
+    ``Errors`` list (Key, VersionId, Code, Message). The message names the bucket, key, how many
+    versions are left and their error codes; never the object's content.
+    """
+
+    def __init__(self, bucket: str, key: str, failures: list[dict[str, str]]) -> None:
+        self.bucket = bucket
+        self.key = key
+        self.failures = failures
+        codes = sorted({f.get("Code", "?") for f in failures})
+        super().__init__(f"s3://{bucket}/{key}: {len(failures)} version(s) not deleted ({', '.join(codes)})")
 
 
 @dataclass(frozen=True)
@@ -17,9 +38,10 @@ class PresignedUrl:
 class ObjectStore:
     """One bucket. Writes use SSE-KMS when the bucket's default says so (set in template.yaml)."""
 
-    def __init__(self, s3_client: Any, bucket: str) -> None:
+    def __init__(self, s3_client: Any, bucket: str, sleep: Callable[[float], None] = time.sleep) -> None:
         self.s3 = s3_client
         self.bucket = bucket
+        self._sleep = sleep
 
     def put(self, key: str, body: bytes, content_type: str = "application/json") -> str | None:
         """Store ``body``; returns the new version id (None on unversioned buckets)."""
@@ -76,13 +98,43 @@ class ObjectStore:
                 yield item["Key"], item.get("VersionId") or "null"
 
     def purge(self, key: str) -> int:
-        """Delete every version of ``key`` (plaintext must not survive in an old version)."""
+        """Delete every version of ``key`` (plaintext must not survive in an old version).
+
+        Versions that DeleteObjects lists in ``Errors`` are retried with backoff; if any is still
+        there after PURGE_ATTEMPTS rounds, PurgeIncomplete is raised (so the caller fails and is
+        retried, never reporting the object gone). It does NOT stop someone who copied the object
+        elsewhere (another bucket, a download) before the purge.
+        """
         targets = [{"Key": k, "VersionId": v} for k, v in self.versions(key) if k == key]
-        for start in range(0, len(targets), 1000):
-            self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": targets[start : start + 1000]})
         if not targets:
             self.s3.delete_object(Bucket=self.bucket, Key=key)
+            return 0
+        failures: list[dict[str, str]] = []
+        for start in range(0, len(targets), DELETE_BATCH):
+            failures += self._delete_versions(targets[start : start + DELETE_BATCH])
+        if failures:
+            raise PurgeIncomplete(self.bucket, key, failures)
         return len(targets)
+
+    def _delete_versions(self, batch: list[dict[str, str]]) -> list[dict[str, str]]:
+        """DeleteObjects on ``batch`` until no entry fails or the attempts run out; the last failures."""
+        pending = batch
+        failures: list[dict[str, str]] = []
+        for attempt in range(PURGE_ATTEMPTS):
+            if attempt:
+                self._sleep(0.2 * 2 ** (attempt - 1))
+            response = self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": pending, "Quiet": True})
+            failures = [
+                {k: str(e.get(k, "")) for k in ("Key", "VersionId", "Code")}
+                for e in response.get("Errors") or []
+            ]
+            if not failures:
+                return []
+            failed = {(f["Key"], f["VersionId"] or "null") for f in failures}
+            pending = [t for t in pending if (t["Key"], t["VersionId"]) in failed]
+            if not pending:  # S3 named versions we did not send: report them, do not loop
+                break
+        return failures
 
     def delete(self, key: str) -> None:
         self.s3.delete_object(Bucket=self.bucket, Key=key)

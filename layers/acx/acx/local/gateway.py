@@ -72,14 +72,26 @@ def _compile(template: str) -> re.Pattern[str]:
     return pat
 
 
-def routes_from_template(template_path: Path | None = None) -> tuple[Route, ...]:
+def routes_from_template(
+    template_path: Path | None = None, scope_prefix: str | None = None
+) -> tuple[Route, ...]:
     """The HTTP API routes and their scopes, read from template.yaml (the deployed API's definition),
-    so the local gateway authorizes exactly what API Gateway would."""
+    so the local gateway authorizes exactly what API Gateway would. Route scopes are
+    ``!Sub "${ScopePrefix}<scope>"``: ``scope_prefix`` (default: the parameter's default) fills it."""
     from acx.local.resources import load_template
 
     path = template_path or Path(__file__).resolve().parents[4] / "template.yaml"
+    template = load_template(path)
+    if scope_prefix is None:
+        scope_prefix = str(template.get("Parameters", {}).get("ScopePrefix", {}).get("Default", ""))
+
+    def text(scope: Any) -> str:
+        if isinstance(scope, dict) and "Fn::Sub" in scope:
+            return str(scope["Fn::Sub"]).replace("${ScopePrefix}", scope_prefix)
+        return str(scope)
+
     routes = []
-    for resource in load_template(path)["Resources"].values():
+    for resource in template["Resources"].values():
         if resource.get("Type") != "AWS::Serverless::Function":
             continue
         for event in (resource.get("Properties", {}).get("Events") or {}).values():
@@ -87,9 +99,9 @@ def routes_from_template(template_path: Path | None = None) -> tuple[Route, ...]
                 continue
             props = event["Properties"]
             auth = props.get("Auth") or {}
-            scopes = auth.get("AuthorizationScopes") or []
+            scopes = [text(x) for x in auth.get("AuthorizationScopes") or []]
             public = auth.get("Authorizer") == "NONE"
-            scope = None if public else (scopes or [None])[0]
+            scope = None if public or not scopes else scopes[0]
             routes.append(Route(props["Method"].upper(), props["Path"], scope))
     return tuple(sorted(routes, key=lambda r: (r.template, r.method)))
 

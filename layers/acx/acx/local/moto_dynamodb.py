@@ -7,6 +7,13 @@ AWS's all-or-nothing semantics differently: it evaluates every condition first a
 when any fails (TransactionCanceledException with one reason per item, as AWS reports them), then
 applies the writes under one lock, restoring only the touched items if a write itself raises.
 
+Limits enforced as the DynamoDB API reference documents them for TransactWriteItems (pinned one by
+one in tests/integration/test_moto_dynamodb.py): at most 100 actions and no item named twice
+(ValidationException); an aggregate size over 4 MB (ValidationException, which stock moto does not
+check); an item over 400 KB after the write (TransactionCanceledException with a ``ValidationError``
+reason for that item, ``None`` for the others). The aggregate is counted over what the request
+carries (Put items; keys and expression values of the other actions): AWS documents no finer rule.
+
 Local stand-in only (tests and the local stack); never imported by the service. ``install()`` is
 idempotent.
 """
@@ -19,6 +26,8 @@ from typing import Any
 
 _LOCK = threading.RLock()
 _INSTALLED = False
+MAX_TRANSACTION_BYTES = 4 * 1024 * 1024  # "The aggregate size of the items ... cannot exceed 4 MB"
+MAX_ITEM_BYTES = 400 * 1024  # "The maximum item size in DynamoDB is 400 KB" (names + values)
 
 
 def install() -> None:
@@ -54,6 +63,7 @@ def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> No
 
     if len(transact_items) > 100:
         raise TooManyTransactionsException()
+    _check_transaction_size(transact_items)
     with _LOCK:
         plan: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
         seen: set[tuple[str, str]] = set()
@@ -70,22 +80,83 @@ def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> No
                 raise MultipleTransactionsException()
             seen.add(marker)
             plan.append((op_type, op, key))
-            errors.append(_condition_error(self, op, key, ConditionalCheckFailed))
+            errors.append(
+                _put_too_large(op_type, op) or _condition_error(self, op, key, ConditionalCheckFailed)
+            )
         if any(code is not None for code, _, _ in errors):
             raise TransactionCanceledException(errors)
         backups = [
             (op["TableName"], key, copy.deepcopy(self.get_item(op["TableName"], key))) for _, op, key in plan
         ]
+        done = 0
         try:
             for op_type, op, key in plan:
                 _apply(self, op_type, op, key)
-        except Exception:
+                done += 1
+        except Exception as exc:
             for table_name, key, old in backups:
                 if old is None:
                     self.delete_item(table_name, key)
                 else:
                     self.put_item(table_name, old.to_json()["Attributes"])
+            reasons = _item_size_reasons(exc, done, len(plan))
+            if reasons is not None:
+                raise TransactionCanceledException(reasons) from None
             raise
+
+
+def _attributes_size(attributes: dict[str, Any] | None) -> int:
+    """DynamoDB's item size: UTF-8 bytes of each attribute name plus its value's size."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    return sum(
+        len(name.encode("utf-8")) + DynamoType(value).size() for name, value in (attributes or {}).items()
+    )
+
+
+def _transaction_size(transact_items: list[dict[str, Any]]) -> int:
+    """What a TransactWriteItems request carries: Put items, and the keys and expression values of
+    Update, Delete and ConditionCheck actions."""
+    total = 0
+    for item in transact_items:
+        for op_type, op in item.items():
+            if op_type == "Put":
+                total += _attributes_size(op.get("Item"))
+            else:
+                total += _attributes_size(op.get("Key")) + _attributes_size(
+                    op.get("ExpressionAttributeValues")
+                )
+    return total
+
+
+def _check_transaction_size(transact_items: list[dict[str, Any]]) -> None:
+    """ValidationException over 4 MB, before any condition is read (AWS refuses the request)."""
+    from moto.dynamodb.exceptions import MockValidationException
+
+    if _transaction_size(transact_items) > MAX_TRANSACTION_BYTES:
+        raise MockValidationException("Transaction request cannot be larger than 4 MB")
+
+
+_ITEM_TOO_LARGE = "Item size has exceeded the maximum allowed size"
+
+
+def _put_too_large(op_type: str, op: dict[str, Any]) -> tuple[Any, Any, Any] | None:
+    """A Put whose item is over 400 KB: that item's cancellation reason (ValidationError)."""
+    if op_type == "Put" and _attributes_size(op.get("Item")) > MAX_ITEM_BYTES:
+        return ("ValidationError", _ITEM_TOO_LARGE, None)
+    return None
+
+
+def _item_size_reasons(exc: Exception, index: int, count: int) -> list[tuple[Any, Any, Any]] | None:
+    """moto's own item-size refusal while applying action ``index`` (an Update that grew the item
+    past its limit) as AWS reports it: a cancellation with ValidationError for that action."""
+    from moto.dynamodb.exceptions import ItemSizeTooLarge, ItemSizeToUpdateTooLarge
+
+    if not isinstance(exc, ItemSizeTooLarge | ItemSizeToUpdateTooLarge):
+        return None
+    reasons: list[tuple[Any, Any, Any]] = [(None, None, None)] * count
+    reasons[index] = ("ValidationError", _ITEM_TOO_LARGE, None)
+    return reasons
 
 
 def _condition_error(

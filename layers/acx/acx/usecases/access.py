@@ -33,11 +33,68 @@ class Principal:
             raise ServiceError(403, "forbidden", f"token lacks the scope {scope}")
 
 
-def principal_from_event(event: dict[str, Any]) -> Principal:
+@dataclass(frozen=True)
+class ClaimNames:
+    """Where the identity provider puts what the service reads (template parameters ScopePrefix,
+    ScopesClaim, TenantClaim). Cognito: prefix ``<resource-server>/``, ``scope``, ``custom:tenant``;
+    Okta / Azure AD: ``scp``; Auth0: ``permissions`` and a namespaced tenant claim."""
+
+    scope_prefix: str = ""
+    scopes_claim: str = "scope"
+    tenant_claim: str = "tenant"
+
+
+def claim_names() -> ClaimNames:
+    """The deployment's claim configuration (env SCOPE_PREFIX, SCOPES_CLAIM, TENANT_CLAIM)."""
+    from acx.config import settings
+
+    cfg = settings()
+    return ClaimNames(cfg.scope_prefix, cfg.scopes_claim, cfg.tenant_claim)
+
+
+def _claim_values(raw: Any) -> list[str]:
+    """A claim holding several values: a JSON array, a space-separated string (RFC 8693 ``scope``),
+    or API Gateway's rendering of an array claim as the string ``[a b]``."""
+    if isinstance(raw, list):
+        return [str(v) for v in raw]
+    if not isinstance(raw, str):
+        return []
+    text = raw.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1].replace(",", " ")
+    return [v.strip('"') for v in text.split() if v.strip('"')]
+
+
+def token_scopes(jwt: dict[str, Any], names: ClaimNames) -> frozenset[str]:
+    """The service scopes a token carries, read from the configured claim, without the prefix.
+
+    For ``scope`` / ``scp`` the authorizer's own list (``jwt.scopes``, what it checked the route
+    against) is preferred; any other claim (Auth0's ``permissions``) is read from the claims only.
+    A value without the configured prefix is not a service scope (``memory:write`` does not count
+    when the prefix is ``acx/``), as API Gateway would not have matched it either.
+    """
+    claims = jwt.get("claims") or {}
+    raw: Any = None
+    if names.scopes_claim in ("scope", "scp"):
+        raw = jwt.get("scopes")
+    if not raw:
+        raw = claims.get(names.scopes_claim)
+    prefix = names.scope_prefix
+    found = (v[len(prefix) :] for v in _claim_values(raw) if v.startswith(prefix))
+    return frozenset(s for s in found if s in SCOPES)
+
+
+def token_tenant(claims: dict[str, Any], names: ClaimNames) -> Any:
+    """The raw tenant claim (validated by the caller), from the configured claim name."""
+    return claims.get(names.tenant_claim)
+
+
+def principal_from_event(event: dict[str, Any], names: ClaimNames | None = None) -> Principal:
     """Read the authorizer's claims from an API Gateway v2 event; 401 when they are missing or malformed."""
+    names = names or claim_names()
     jwt = ((event.get("requestContext") or {}).get("authorizer") or {}).get("jwt") or {}
     claims = jwt.get("claims") or {}
-    tenant = claims.get("tenant")
+    tenant = token_tenant(claims, names)
     subject = claims.get("sub")
     if (
         not isinstance(tenant, str)
@@ -46,11 +103,7 @@ def principal_from_event(event: dict[str, Any]) -> Principal:
         or not subject
     ):
         raise ServiceError(401, "unauthorized", "token has no valid tenant or sub claim")
-    raw_scopes: Any = jwt.get("scopes") or claims.get("scope") or ""
-    if isinstance(raw_scopes, str):
-        # API Gateway renders list claims as "[a b]"; a plain OAuth scope claim is space separated.
-        raw_scopes = raw_scopes.strip("[]").replace(",", " ").split()
-    return Principal(tenant, subject[:128], frozenset(s for s in raw_scopes if s in SCOPES))
+    return Principal(tenant, subject[:128], token_scopes(jwt, names))
 
 
 def check_package_id(package: str) -> str:

@@ -72,6 +72,10 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
     if job is None:
         raise not_found("cartridge")
     if job["status"] != "pending":
+        if job["status"] == "revoked" and job.get("key"):
+            # A redelivery after the purge of a revoked cartridge failed (PurgeIncomplete): purge
+            # again, or the object would outlive the forget that revoked it.
+            deps.cartridges.purge(job["key"])
         return _describe(job)
     from acx.usecases.locks import require_unlocked
 

@@ -1,0 +1,99 @@
+"""The local KMS Ed25519 stand-in against what the KMS API reference documents, one test each.
+
+The signer (acx.adapters.kms.KmsSigner) relies on: CreateKey accepting ``ECC_NIST_EDWARDS25519`` with
+``SIGN_VERIFY``; DescribeKey and GetPublicKey listing ``ED25519_SHA_512``; GetPublicKey returning a
+DER SubjectPublicKeyInfo (RFC 8410, OID 1.3.101.112); Sign with ``MessageType=RAW`` producing a pure
+Ed25519 signature (RFC 8032, 64 bytes) over the message itself; Sign's ``Message`` being at most
+4096 bytes (ValidationException beyond, for every key spec); a signing algorithm the key does not
+offer being refused. Not modelled: ``ED25519_PH_SHA_512`` (pre-hashed), key policies, grants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519
+from moto import mock_aws
+
+from acx.local import moto_ed25519
+
+# DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410 section 4): SEQUENCE { SEQUENCE { OID
+# 1.3.101.112 }, BIT STRING (32 bytes) }.
+ED25519_SPKI_PREFIX = bytes.fromhex("302a300506032b6570032100")
+
+
+@pytest.fixture
+def kms() -> Iterator[Any]:
+    with mock_aws():
+        moto_ed25519.install()
+        yield boto3.client("kms", region_name="us-east-1")
+
+
+@pytest.fixture
+def key_id(kms: Any) -> str:
+    meta = kms.create_key(KeyUsage="SIGN_VERIFY", KeySpec="ECC_NIST_EDWARDS25519")["KeyMetadata"]
+    return str(meta["KeyId"])
+
+
+def _sign(kms: Any, key_id: str, message: bytes, **kw: Any) -> Any:
+    args = {"MessageType": "RAW", "SigningAlgorithm": "ED25519_SHA_512"} | kw
+    return kms.sign(KeyId=key_id, Message=message, **args)
+
+
+def test_create_and_describe_an_ed25519_signing_key(kms: Any, key_id: str) -> None:
+    meta = kms.describe_key(KeyId=key_id)["KeyMetadata"]
+    assert (meta["KeySpec"], meta["KeyUsage"]) == ("ECC_NIST_EDWARDS25519", "SIGN_VERIFY")
+    assert meta["SigningAlgorithms"] == ["ED25519_SHA_512"]
+
+
+def test_get_public_key_is_der_spki_of_a_32_byte_ed25519_key(kms: Any, key_id: str) -> None:
+    out = kms.get_public_key(KeyId=key_id)
+    der = bytes(out["PublicKey"])
+    assert len(der) == 44 and der.startswith(ED25519_SPKI_PREFIX)
+    assert isinstance(serialization.load_der_public_key(der), ed25519.Ed25519PublicKey)
+    # AWS also returns KeySpec here (moto only the deprecated CustomerMasterKeySpec); the signer
+    # reads the spec from DescribeKey, so only these two are relied on.
+    assert out["KeyUsage"] == "SIGN_VERIFY" and out["SigningAlgorithms"] == ["ED25519_SHA_512"]
+
+
+def test_raw_sign_is_pure_ed25519_over_the_message(kms: Any, key_id: str) -> None:
+    der = bytes(kms.get_public_key(KeyId=key_id)["PublicKey"])
+    public = serialization.load_der_public_key(der)
+    assert isinstance(public, ed25519.Ed25519PublicKey)
+    out = _sign(kms, key_id, b"checkpoint body")
+    assert out["SigningAlgorithm"] == "ED25519_SHA_512" and len(out["Signature"]) == 64
+    public.verify(out["Signature"], b"checkpoint body")  # raises if it is not pure Ed25519
+    assert kms.verify(
+        KeyId=key_id,
+        Message=b"checkpoint body",
+        MessageType="RAW",
+        Signature=out["Signature"],
+        SigningAlgorithm="ED25519_SHA_512",
+    )["SignatureValid"]
+
+
+@pytest.mark.parametrize("spec", ["ECC_NIST_EDWARDS25519", "ECC_NIST_P256"])
+def test_a_raw_message_over_4096_bytes_is_a_validation_error(kms: Any, spec: str) -> None:
+    key = kms.create_key(KeyUsage="SIGN_VERIFY", KeySpec=spec)["KeyMetadata"]["KeyId"]
+    algorithm = "ED25519_SHA_512" if spec == "ECC_NIST_EDWARDS25519" else "ECDSA_SHA_256"
+    _sign(kms, key, b"m" * 4096, SigningAlgorithm=algorithm)  # the limit itself is allowed
+    with pytest.raises(ClientError) as err:
+        _sign(kms, key, b"m" * 4097, SigningAlgorithm=algorithm)
+    assert err.value.response["Error"]["Code"] == "ValidationException"
+
+
+def test_ed25519_sha_512_refuses_a_digest_message_type(kms: Any, key_id: str) -> None:
+    with pytest.raises(ClientError) as err:
+        _sign(kms, key_id, b"\x00" * 64, MessageType="DIGEST")
+    assert err.value.response["Error"]["Code"] == "ValidationException"
+
+
+def test_an_algorithm_the_key_does_not_offer_is_refused(kms: Any, key_id: str) -> None:
+    with pytest.raises(ClientError) as err:
+        _sign(kms, key_id, b"m", SigningAlgorithm="ECDSA_SHA_256")
+    assert err.value.response["Error"]["Code"] == "ValidationException"

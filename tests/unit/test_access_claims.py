@@ -1,0 +1,68 @@
+"""Where the handler reads scopes and the tenant from: the configured claims, in every shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from acx.usecases.access import ClaimNames, principal_from_event, token_scopes
+from acx.usecases.errors import ServiceError
+
+
+def _event(claims: dict[str, Any], scopes: list[str] | None = None) -> dict[str, Any]:
+    return {"requestContext": {"authorizer": {"jwt": {"claims": claims, "scopes": scopes}}}}
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("memory:read memory:write", {"memory:read", "memory:write"}),  # RFC 8693 / Cognito string
+        (["memory:read", "log:read"], {"memory:read", "log:read"}),  # Okta scp / Auth0 permissions
+        ("[memory:read log:read]", {"memory:read", "log:read"}),  # API Gateway's rendering of an array
+        ('["memory:read","admin"]', {"memory:read", "admin"}),  # a JSON array as a string
+        ("openid email unknown:scope", set()),  # other scopes are not service scopes
+        (42, set()),
+    ],
+)
+def test_every_claim_shape_is_read(raw: Any, expected: set[str]) -> None:
+    jwt = {"claims": {"permissions": raw}}
+    assert token_scopes(jwt, ClaimNames(scopes_claim="permissions")) == expected
+
+
+def test_the_prefix_is_required_and_stripped() -> None:
+    names = ClaimNames(scope_prefix="acx/")
+    jwt = {"claims": {"scope": "acx/memory:read memory:write other/log:read"}}
+    assert token_scopes(jwt, names) == {"memory:read"}
+
+
+def test_permissions_never_fall_back_to_the_authorizers_scope_list() -> None:
+    names = ClaimNames(scopes_claim="permissions")
+    jwt = {"claims": {"scope": "memory:write"}, "scopes": ["memory:write"]}
+    assert token_scopes(jwt, names) == frozenset()
+
+
+def test_the_tenant_comes_from_the_configured_claim_only() -> None:
+    names = ClaimNames(tenant_claim="custom:tenant")
+    principal = principal_from_event(
+        _event({"sub": "u", "custom:tenant": "acme", "scope": "memory:read"}), names
+    )
+    assert principal.tenant == "acme" and principal.scopes == {"memory:read"}
+    with pytest.raises(ServiceError) as err:
+        principal_from_event(_event({"sub": "u", "tenant": "acme"}), names)
+    assert err.value.status == 401
+
+
+def test_settings_carry_the_claim_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
+    from acx.config import settings
+    from acx.usecases.access import claim_names
+
+    monkeypatch.setenv("SCOPE_PREFIX", "acx/")
+    monkeypatch.setenv("SCOPES_CLAIM", "scp")
+    monkeypatch.setenv("TENANT_CLAIM", "custom:tenant")
+    settings.cache_clear()
+    try:
+        assert claim_names() == ClaimNames("acx/", "scp", "custom:tenant")
+    finally:
+        monkeypatch.undo()
+        settings.cache_clear()
