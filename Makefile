@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8787
 PYTEST_WORKERS ?= 2
 
-.PHONY: install test test-fast lint bench demo serve fuzz load layer clean
+.PHONY: install test test-fast lint bench demo serve reset-local fuzz load layer clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -37,8 +37,12 @@ bench: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m acx.local.demo --out demo-out
 
+# State lives in $(ACX_LOCAL_DATA) or .acx-local/ (docs/LOCAL.md); `make reset-local` empties it.
 serve: $(STAMP)
 	$(BIN)/python -m acx.local.serve --port $(PORT)
+
+reset-local: $(STAMP)
+	$(BIN)/python -m acx.local.serve --reset
 
 load: $(STAMP)
 	$(BIN)/python scripts/load.py --clients 16 --seconds 60 --packages 3
