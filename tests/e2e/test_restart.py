@@ -34,6 +34,7 @@ class Serve:
         self.endpoint = ""
 
     def start(self, timeout: float = 120) -> Serve:
+        t0 = time.monotonic()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         for key in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "ACX_LOCAL_DATA"):
             env.pop(key, None)
@@ -53,6 +54,7 @@ class Serve:
                 raise AssertionError(f"serve exited early: {self.log.read_text()[-2000:]}")
             if line.strip().startswith("API endpoint"):
                 self.endpoint = line.split()[-1]
+                print(f"[restart] serve up in {time.monotonic() - t0:.1f}s", file=sys.stderr)
                 threading.Thread(target=self.proc.stdout.read, daemon=True).start()  # keep the pipe drained
                 return self
         raise AssertionError("serve did not print its endpoint in time")
@@ -67,7 +69,9 @@ class Serve:
         self.proc.send_signal(signal.SIGTERM)
         assert self.proc.wait(60) == 0
 
-    def call(self, method: str, path: str, token: str | None = None, body: bytes | None = None) -> tuple[int, Any]:
+    def call(
+        self, method: str, path: str, token: str | None = None, body: bytes | None = None
+    ) -> tuple[int, Any]:
         headers = {"Content-Type": "application/json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
@@ -144,7 +148,7 @@ def test_acknowledged_writes_logs_keys_and_tokens_survive_kill_and_stop(serve: A
     assert _state(s, token, "p") == before  # same log size, checkpoint, key id and registry; token valid
     assert acked <= _ids(s, token, "p")
     # Kill point 2: in the middle of a presigned ingest (the log has started growing).
-    bulk = generate_records(3000, seed=8, prefix="bulk")
+    bulk = generate_records(600, seed=8, prefix="bulk")
     status, up = s.call("POST", "/v1/packages/p/uploads", token, b"{}")
     assert status == 201, up
     put = urllib.request.Request(up["url"], data=bundle_bytes(bulk), method="PUT", headers=up["headers"])  # noqa: S310
