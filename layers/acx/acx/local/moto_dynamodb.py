@@ -41,7 +41,6 @@ def install() -> None:
     if _INSTALLED:
         return
     from moto.dynamodb.models import DynamoDBBackend
-
     from moto.dynamodb.models.dynamo_type import Item
     from moto.dynamodb.responses import DynamoHandler
 

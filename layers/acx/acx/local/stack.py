@@ -54,6 +54,9 @@ ISSUER_KEY = "issuer-key.pem"
 LOCK_NAME = "lock"
 
 
+_TRANSPORT_ID = "acx-local-in-process-moto"
+
+
 class DataDirBusy(RuntimeError):
     """Another local stack holds this data directory (two writers would fork its journal)."""
 
@@ -209,6 +212,7 @@ class LocalStack:
         self.fsync = fsync
         self.restarted = False  # True when start() found existing state in data_dir
         self._data_lock: Any = None
+        self._transport_session: Any = None
         self.issuer = DevIssuer()  # with a data_dir: replaced by the persistent one at start()
         self.env: dict[str, str] = {}
         self.handlers: dict[str, Handler | None] = {}
@@ -313,6 +317,7 @@ class LocalStack:
             # The functions reach S3 through the gateway, so the presigned URLs they mint point at it
             # and are checked there (moto checks no signature): the tenant boundary holds locally.
             self._set_env({"AWS_ENDPOINT_URL_S3": self._gateway.url})
+            self._install_transport()
             self._reset_process_caches()
             self._start_pumps()
         except BaseException:
@@ -332,6 +337,9 @@ class LocalStack:
         if self._log_stream is not None:
             self._log_stream.close()
             self._log_stream = None
+        if self._transport_session is not None:
+            self._transport_session.events.unregister("before-send", unique_id=_TRANSPORT_ID)
+            self._transport_session = None
         if self._moto is not None:
             with contextlib.suppress(Exception):
                 self._moto.shutdown()
@@ -405,6 +413,17 @@ class LocalStack:
         self._moto = journal.serve(self.data_dir, 0, fsync=self.fsync)
         host, port = self._moto.server_address[:2]
         self._moto_endpoint = f"http://{host}:{port}"
+
+    def _install_transport(self) -> None:
+        """With moto in this process, boto3 clients made from now on call it without HTTP."""
+        if self._moto is None or self._gateway is None:
+            return
+        import boto3
+
+        prefixes = (self._moto_endpoint + "/", *(f"{self._gateway.url}/{b}/" for b in self._bucket_names()))
+        hook = journal.InProcessTransport(self._moto.wsgi_app, prefixes)
+        self._transport_session = boto3._get_default_session()
+        self._transport_session.events.register("before-send", hook, unique_id=_TRANSPORT_ID)
 
     def _set_env(self, values: dict[str, str]) -> None:
         for key, value in values.items():
