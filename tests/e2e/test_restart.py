@@ -38,9 +38,18 @@ class Serve:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         for key in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "ACX_LOCAL_DATA"):
             env.pop(key, None)
-        self.proc = subprocess.Popen(  # noqa: S603
-            [sys.executable, "-m", "acx.local.serve", "--port", "0", "--data", str(self.data)]
-            + ["--verify-interval", "0"],
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "acx.local.serve",
+                "--port",
+                "0",
+                "--data",
+                str(self.data),
+                "--verify-interval",
+                "0",
+            ],
             stdout=subprocess.PIPE,
             stderr=self.log.open("a"),
             text=True,
@@ -230,7 +239,7 @@ def test_reset_empties_everything(serve: Any, tmp_path: Path) -> None:
         "stack.json",
     ]
     assert all((data / n).stat().st_mode & 0o077 == 0 for n in ("issuer-key.pem", "kms-keys.json"))
-    out = subprocess.run(  # noqa: S603
+    out = subprocess.run(
         [sys.executable, "-m", "acx.local.serve", "--reset", "--data", str(data)],
         capture_output=True,
         text=True,
@@ -250,7 +259,7 @@ def test_reset_empties_everything(serve: Any, tmp_path: Path) -> None:
 
 def test_reset_refuses_a_directory_that_is_not_a_data_directory(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine")
-    out = subprocess.run(  # noqa: S603
+    out = subprocess.run(
         [sys.executable, "-m", "acx.local.serve", "--reset", "--data", str(tmp_path)],
         capture_output=True,
         text=True,
