@@ -266,3 +266,39 @@ def test_reset_refuses_a_directory_that_is_not_a_data_directory(tmp_path: Path) 
     )
     assert out.returncode == 2 and "not an acx local data directory" in out.stderr
     assert (tmp_path / "notes.txt").exists()
+
+
+def test_replay_gives_the_same_object_versions_so_a_purged_version_stays_purged(tmp_path: Path) -> None:
+    """forget deletes old S3 versions by id: a replay that minted other version ids would bring
+    forgotten plaintext back. The journal replays each request with the seed it ran with."""
+    from acx.local.stack import LocalStack
+
+    data = tmp_path / "data"
+    kw: dict[str, Any] = {
+        "port": 0,
+        "quiet": True,
+        "verify_interval": None,
+        "isolated_moto": True,
+        "data_dir": data,
+    }
+
+    def versions(stack: Any) -> list[tuple[str, str]]:
+        s3 = stack.client("s3")
+        doc = s3.list_object_versions(Bucket=stack.env["DATA_BUCKET"], Prefix="probe/")
+        return sorted((v["Key"], v["VersionId"]) for v in doc.get("Versions", []))
+
+    with LocalStack(**kw) as stack:
+        s3 = stack.client("s3")
+        bucket = stack.env["DATA_BUCKET"]
+        for body in (b"secret v1", b"v2", b"v3"):
+            s3.put_object(Bucket=bucket, Key="probe/x.json", Body=body)
+        first = versions(stack)
+        assert len(first) == 3 and all(v != "null" for _, v in first)
+        s3.delete_objects(
+            Bucket=bucket, Delete={"Objects": [{"Key": "probe/x.json", "VersionId": first[0][1]}]}
+        )
+        kept = versions(stack)
+        assert len(kept) == 2
+    with LocalStack(**kw) as stack:
+        assert stack.restarted
+        assert versions(stack) == kept
