@@ -14,7 +14,7 @@ PY312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12
 VENV312 := .venv312
 STAMP312 := $(VENV312)/.installed
 
-.PHONY: install test test-py312 test-fast lint bench demo serve fuzz load layer layer-requirements mutate clean
+.PHONY: install test test-py312 test-fast lint bench demo serve reset-local fuzz load layer layer-requirements mutate clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m venv $(VENV)
@@ -79,8 +79,12 @@ bench: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m acx.local.demo --out demo-out
 
+# State lives in $(ACX_LOCAL_DATA) or .acx-local/ (docs/LOCAL.md); `make reset-local` empties it.
 serve: $(STAMP)
 	$(BIN)/python -m acx.local.serve --port $(PORT)
+
+reset-local: $(STAMP)
+	$(BIN)/python -m acx.local.serve --reset
 
 load: $(STAMP)
 	$(BIN)/python scripts/load.py --clients 16 --seconds 60 --packages 3

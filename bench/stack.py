@@ -1,8 +1,10 @@
 """The local stack over HTTP: inline upload and recall latency, presigned bulk-upload throughput.
 
-``acx.local.stack.LocalStack(port=0, quiet=True, verify_interval=None)``: the unchanged handlers behind
-the local gateway, with moto (in this process) standing in for DynamoDB, S3, SQS and KMS, so absolute
-numbers are moto's, not AWS's. Requests use ``urllib`` with a dev token from ``stack.token("bench")``.
+``acx.local.stack.LocalStack(port=0, quiet=True, verify_interval=None, data_dir=<tmp>)``: the unchanged
+handlers behind the local gateway, with moto (in this process, journaled to a temporary data directory
+as ``make serve`` runs it) standing in for DynamoDB, S3, SQS and KMS, so absolute numbers are moto's,
+not AWS's. Two more rows: the journal's size after the bench and the time to restart on it (replay).
+Requests use ``urllib`` with a dev token from ``stack.token("bench")``.
 
 Rows: p50/p95 of ``POST /v1/packages/{pkg}/bundles`` with 100 distinct ~1 KB records each time (30
 requests; quick: 10), p50/p95 of ``GET /v1/packages/{pkg}/memories?limit=50`` (50 requests) on that
@@ -17,6 +19,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 from bench.common import bundle_bytes, generate_records, percentile
@@ -150,15 +153,64 @@ def _presigned_rows(api: _Api, quick: bool) -> list[dict[str, Any]]:
     ]
 
 
-def run(quick: bool) -> list[dict[str, Any]]:
+def _durability_rows(data: Path, stack_kw: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """What the journal holds after the bench, and how long a restart on it takes (replay)."""
     from acx.local.stack import LocalStack
 
-    with LocalStack(port=0, quiet=True, verify_interval=None) as stack:
+    size = (data / "moto.journal").stat().st_size
+    started = time.perf_counter()
+    with LocalStack(**stack_kw) as stack:
+        seconds = time.perf_counter() - started
+        api = _Api(stack.endpoint, stack.token("bench"))
+        status, doc = api.call("GET", "/v1/packages/bench-bulk/log")
+        _expect(status, doc, (200,), "log after restart")
+    note = f"after the rows above ({n // 1000}k-record upload + inline uploads); log size {doc.get('size')}"
+    return [
+        {
+            "name": "stack journal size after the bench",
+            "value": round(size / 1e6, 1),
+            "unit": "MB",
+            "baseline": None,
+            "ratio": None,
+            "target": "report",
+            "note": note,
+        },
+        {
+            "name": "stack restart (journal replay) after the bench",
+            "value": round(seconds, 1),
+            "unit": "s",
+            "baseline": None,
+            "ratio": None,
+            "target": "report",
+            "note": note,
+        },
+    ]
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    import resource
+    import tempfile
+
+    from acx.local.stack import LocalStack
+
+    tmp = tempfile.TemporaryDirectory(prefix="acx-bench-stack-")
+    data = Path(tmp.name) / "data"
+    # Durable, as `make serve` runs it: every mutating moto request journaled and fsynced.
+    stack_kw: dict[str, Any] = {"port": 0, "quiet": True, "verify_interval": None, "data_dir": data}
+    with tmp, LocalStack(**stack_kw) as stack:
         api = _Api(stack.endpoint, stack.token("bench"))
         status, doc = api.call("GET", "/v1/health")
         _expect(status, doc, (200,), "health")
         rows = _latency_rows(api, quick)
-        rows.extend(_presigned_rows(api, quick))
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        presigned = _presigned_rows(api, quick)
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        for row in presigned:
+            row["note"] += f"; CPU {cpu:.0f} s (this process: handlers and moto); durable data dir"
+        rows.extend(presigned)
+        stack.close()
+        rows.extend(_durability_rows(data, stack_kw, 10_000 if quick else 100_000))
         if stack.errors:
             rows.append(
                 {

@@ -173,3 +173,85 @@ def test_all_old_returns_the_item_that_failed_its_condition_in_its_reason(ddb: A
     assert reason["Code"] == "ConditionalCheckFailed"
     assert reason["Item"]["owner"] == {"S": "w1"}
     assert "[ConditionalCheckFailed]" in err.value.response["Error"]["Message"]
+
+
+def _stock_parse(operation: str, body: bytes) -> Any:
+    """What moto's own shape-walking parser makes of a DynamoDB request body."""
+    from moto.core.parse import PROTOCOL_PARSERS
+    from moto.core.utils import get_service_model
+
+    model = get_service_model("dynamodb").operation_model(operation)
+    parser = PROTOCOL_PARSERS["json"](model, map_type=dict)
+    return parser.parse(
+        {"method": "POST", "values": {}, "headers": {}, "body": body, "url_path": "/", "url_params": {}}
+    )
+
+
+@pytest.mark.parametrize(
+    ("operation", "request_doc"),
+    [
+        (
+            "BatchWriteItem",
+            {
+                "RequestItems": {
+                    "t": [
+                        {
+                            "PutRequest": {
+                                "Item": {
+                                    "pk": {"S": "p"},
+                                    "sk": {"S": "r#1"},
+                                    "z": {"B": "eJzLSM3JyQcABiwCFQ=="},
+                                    "bs": {"BS": ["AAE=", "/w=="]},
+                                    "n": {"N": "12.5"},
+                                    "ok": {"BOOL": True},
+                                    "none": {"NULL": True},
+                                    "m": {"M": {"B": {"S": "a map key named B"}, "in": {"B": "AA=="}}},
+                                    "l": {"L": [{"B": "AQ=="}, {"SS": ["x", "y"]}, {"NS": ["1"]}]},
+                                }
+                            }
+                        },
+                        {"DeleteRequest": {"Key": {"pk": {"S": "p"}, "sk": {"S": "r#2"}}}},
+                    ]
+                },
+                "ReturnConsumedCapacity": "NONE",
+            },
+        ),
+        (
+            "Query",
+            {
+                "TableName": "t",
+                "KeyConditionExpression": "pk = :p AND begins_with(sk, :s)",
+                "ExpressionAttributeValues": {":p": {"S": "p"}, ":s": {"S": "r#"}, ":b": {"B": "AA=="}},
+                "ExpressionAttributeNames": {"#B": "B"},
+                "Limit": 50,
+                "ConsistentRead": True,
+                "ExclusiveStartKey": {"pk": {"S": "p"}, "sk": {"S": "r#0"}},
+            },
+        ),
+    ],
+)
+def test_fast_request_parse_gives_what_moto_s_parser_gives(
+    operation: str, request_doc: dict[str, Any]
+) -> None:
+    import json
+    from types import SimpleNamespace
+
+    body = json.dumps(request_doc).encode()
+    handler = SimpleNamespace()
+    moto_dynamodb._parse_parameters(handler, SimpleNamespace(data=body))
+    assert handler.params == _stock_parse(operation, body)
+
+
+def test_binary_attributes_round_trip_and_item_size_limit_holds(ddb: Any) -> None:
+    blob = bytes(range(256)) * 4
+    ddb.put_item(
+        TableName="t", Item={"pk": {"S": "p"}, "sk": {"S": "b"}, "z": {"B": blob}, "s": {"BS": [b"\x00"]}}
+    )
+    item = ddb.get_item(TableName="t", Key={"pk": {"S": "p"}, "sk": {"S": "b"}})["Item"]
+    assert item["z"]["B"] == blob and item["s"]["BS"] == [b"\x00"]
+    big = {"pk": {"S": "p"}, "sk": {"S": "big"}, **{f"a{i}": {"S": "x" * 1000} for i in range(410)}}
+    with pytest.raises(ClientError) as info:
+        ddb.put_item(TableName="t", Item=big)
+    assert "Item size has exceeded the maximum allowed size" in str(info.value)
+    ok = {"pk": {"S": "p"}, "sk": {"S": "fits"}, **{f"a{i}": {"S": "x" * 1000} for i in range(400)}}
+    ddb.put_item(TableName="t", Item=ok)

@@ -267,6 +267,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def _dispatch(self) -> None:
         started = time.monotonic()
         path = urlsplit(self.path).path
+        if self.server.gateway.is_s3(path):
+            self.server.gateway.proxy_s3(self, started)
+            return
         try:
             status, headers, body = self.server.gateway.handle(self)
         except Exception:  # the gateway itself failed: AWS would answer 500 too
@@ -303,8 +306,17 @@ class Gateway:
         function_name: str = "acx-api",
         region: str = "us-east-1",
         log_stream: Any = None,
+        s3_backend: str | None = None,
+        s3_buckets: tuple[str, ...] = (),
+        credentials: tuple[str, str] | None = None,
     ) -> None:
+        """``s3_backend`` (moto's URL), ``s3_buckets`` and ``credentials`` turn on the S3 front:
+        path-style requests for those buckets are proxied to moto, presigned ones only once
+        :func:`acx.local.presigned.check_presigned` accepts them (see :meth:`proxy_s3`)."""
         self.handler = handler
+        self.s3_backend = urlsplit(s3_backend) if s3_backend else None
+        self.s3_buckets = frozenset(s3_buckets)
+        self.credentials = credentials
         self.issuer = issuer
         self.routes = routes
         self.enforce_scopes = enforce_scopes
@@ -355,6 +367,79 @@ class Gateway:
         frames = "".join(traceback.format_tb(tb))
         name = etype.__name__ if etype else "Exception"
         print(f"handler error {name}\n{frames}", file=self._log or sys.stderr, flush=True)
+
+    # -- the S3 front: presigned URLs are checked here, since moto checks none
+    def is_s3(self, path: str) -> bool:
+        """Whether ``path`` is a path-style S3 request for one of the stack's buckets."""
+        return self.s3_backend is not None and path.lstrip("/").split("/", 1)[0] in self.s3_buckets
+
+    def proxy_s3(self, req: _RequestHandler, started: float) -> None:
+        """Refuse a bad presigned or unsigned request with S3's 403; forward the rest to moto.
+
+        Requests signed in the Authorization header (the functions' boto3 clients) are forwarded
+        unchecked: moto's endpoint is on loopback with fixed fake credentials anyway, so checking them
+        here would stop no one who can reach this port.
+        """
+        from acx.local.presigned import PresignRefused, check_presigned
+
+        parts = urlsplit(req.path)
+        method = req.command.upper()
+        body = _read_raw_body(req)
+        status, headers, payload = 0, list[tuple[str, str]](), b""
+        if "X-Amz-Signature" in parts.query:
+            try:
+                assert self.credentials is not None
+                check_presigned(
+                    method,
+                    parts.path,
+                    parts.query,
+                    {k.lower(): v for k, v in req.headers.items()},
+                    self.credentials,
+                )
+            except PresignRefused as refused:
+                status, headers, payload = _s3_error(403, refused.code, refused.message)
+        elif not req.headers.get("Authorization"):
+            status, headers, payload = _s3_error(403, "AccessDenied", "Access Denied")
+        if status == 0:
+            status, headers, payload = self._forward_s3(req, method, body)
+        self.access_log(method, parts.path, status, (time.monotonic() - started) * 1000)
+        req.send_response(status)
+        has_length = False
+        for name, value in headers:
+            lname = name.lower()
+            if lname in ("connection", "transfer-encoding", "keep-alive"):
+                continue
+            if lname == "content-length":
+                if method != "HEAD":
+                    continue
+                has_length = True
+            req.send_header(name, value)
+        if not has_length:
+            req.send_header("Content-Length", str(len(payload)))
+        req.end_headers()
+        if method != "HEAD":
+            req.wfile.write(payload)
+
+    def _forward_s3(
+        self, req: _RequestHandler, method: str, body: bytes
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        import http.client
+
+        assert self.s3_backend is not None
+        conn = http.client.HTTPConnection(
+            self.s3_backend.hostname or "127.0.0.1", self.s3_backend.port, timeout=600
+        )
+        try:
+            headers = {
+                k: v for k, v in req.headers.items() if k.lower() not in ("transfer-encoding", "connection")
+            }
+            headers["Content-Length"] = str(len(body))
+            conn.request(method, req.path, body=body, headers=headers)
+            resp = conn.getresponse()
+            payload = resp.read()
+            return resp.status, list(resp.getheaders()), payload
+        finally:
+            conn.close()
 
     # -- request handling
     def _read_body(self, req: _RequestHandler) -> bytes | None:
@@ -475,6 +560,34 @@ class Gateway:
         token = self.issuer.issue(tenant, scopes, sub=sub, ttl=ttl, now=now)
         expires = datetime.fromtimestamp(now + ttl, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         return _json(200, {"token": token, "expiresAt": expires, "tenant": tenant, "scopes": scopes})
+
+
+def _read_raw_body(req: _RequestHandler) -> bytes:
+    """The whole request body (Content-Length or chunked), for the S3 front (no payload limit:
+    S3 takes up to 5 GB in one PUT, and the service enforces its own upload limit at ingest)."""
+    if "chunked" in (req.headers.get("Transfer-Encoding") or "").lower():
+        chunks: list[bytes] = []
+        while True:
+            size = int(req.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while req.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass
+                return b"".join(chunks)
+            chunks.append(req.rfile.read(size))
+            req.rfile.readline()
+    length = int(req.headers.get("Content-Length") or 0)
+    return req.rfile.read(length) if length > 0 else b""
+
+
+def _s3_error(status: int, code: str, message: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    """An S3-style XML error (what a client of a presigned URL reads from AWS)."""
+    from xml.sax.saxutils import escape
+
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f"<Error><Code>{escape(code)}</Code><Message>{escape(message)}</Message></Error>"
+    ).encode()
+    return status, [("Content-Type", "application/xml")], body
 
 
 def _error(status: int, code: str, message: str, path: str) -> tuple[int, list[tuple[str, str]], bytes]:

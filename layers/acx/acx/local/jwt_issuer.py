@@ -19,6 +19,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Literal
 
 import jwt
@@ -72,6 +73,39 @@ class DevIssuer:
         self._public = key.public_key()
         self._jwk = self._public_jwk()
         self.kid: str = self._jwk["kid"]
+
+    @classmethod
+    def persistent(
+        cls, key_file: Path, issuer: str = DEFAULT_ISSUER, audience: str = DEFAULT_AUDIENCE
+    ) -> DevIssuer:
+        """An EdDSA issuer whose key lives in ``key_file`` (PKCS#8 PEM, mode 0600), created on first use,
+        so the key id and every token it minted stay valid across restarts of the local stack.
+
+        Anyone who can read the file can mint tokens for any tenant: it is a development key, for a
+        stack on loopback, never an identity provider.
+        """
+        from cryptography.hazmat.primitives import serialization
+
+        from acx.local.journal import write_private
+
+        if key_file.is_file():
+            loaded = serialization.load_pem_private_key(key_file.read_bytes(), None)
+            if not isinstance(loaded, ed25519.Ed25519PrivateKey):
+                raise ValueError(f"{key_file}: not an Ed25519 private key")
+            key = loaded
+        else:
+            key = ed25519.Ed25519PrivateKey.generate()
+            pem = key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+            write_private(key_file, pem)
+        self = cls.__new__(cls)
+        self.issuer, self.audience, self.algorithm = issuer, audience, "EdDSA"
+        self._private = key
+        self._public = key.public_key()
+        self._jwk = self._public_jwk()
+        self.kid = self._jwk["kid"]
+        return self
 
     def _public_jwk(self) -> dict[str, Any]:
         algo = jwt.get_algorithm_by_name(self.algorithm)

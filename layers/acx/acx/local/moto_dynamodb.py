@@ -1,4 +1,6 @@
-"""moto's TransactWriteItems without a deep copy of every table it touches.
+"""moto's DynamoDB, made fast enough for the local stack: TransactWriteItems without a deep copy of
+every table it touches, requests parsed with ``json.loads`` and items built without a quadratic size
+check.
 
 moto 5 backs up each table a transaction names with ``copy.deepcopy`` before applying it, so every
 transaction costs O(all items in those tables): on the local stack an append to a log of a few
@@ -14,13 +16,25 @@ check); an item over 400 KB after the write (TransactionCanceledException with a
 reason for that item, ``None`` for the others). The aggregate is counted over what the request
 carries (Put items; keys and expression values of the other actions): AWS documents no finer rule.
 
+Two more costs measured with py-spy on a 10,000-record presigned ingest (docs/LOCAL.md):
+
+- moto 5 parses every request body by walking botocore's shape model (``parse_parameters``: ~10% of
+  the whole ingest). DynamoDB's JSON protocol needs only one conversion, base64 ``B``/``BS``
+  attribute values to bytes, so :func:`_parse_parameters` does ``json.loads`` plus that walk, and
+  gives the same dict (pinned by tests/integration/test_moto_dynamodb.py).
+- ``LimitedSizeDict.__setitem__`` re-sums the size of the whole item for every attribute it sets
+  (quadratic in the attribute count); :func:`_item_init` sums once and raises the same
+  ``ItemSizeTooLarge`` past the same 405,000 bytes.
+
 Local stand-in only (tests and the local stack); never imported by the service. ``install()`` is
 idempotent.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
+import json
 import threading
 from typing import Any
 
@@ -36,9 +50,49 @@ def install() -> None:
     if _INSTALLED:
         return
     from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.dynamo_type import Item
+    from moto.dynamodb.responses import DynamoHandler
 
     DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
+    DynamoHandler.parse_parameters = _parse_parameters  # type: ignore[method-assign]
+    Item.__init__ = _item_init  # type: ignore[method-assign]
     _INSTALLED = True
+
+
+def _attribute_values(value: Any) -> Any:
+    """Decode base64 binaries inside any structure of DynamoDB JSON, as botocore's shape parser does."""
+    if isinstance(value, dict):
+        if len(value) == 1:
+            ((tag, inner),) = value.items()
+            if tag == "B" and isinstance(inner, str):
+                return {"B": base64.b64decode(inner)}
+            if tag == "BS" and isinstance(inner, list) and all(isinstance(v, str) for v in inner):
+                return {"BS": [base64.b64decode(v) for v in inner]}
+        return {k: _attribute_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_attribute_values(v) for v in value]
+    return value
+
+
+def _parse_parameters(self: Any, request: Any) -> None:
+    body = request.data
+    if not body:
+        self.params = {}
+        return
+    self.params = _attribute_values(json.loads(body))
+
+
+def _item_init(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
+    from moto.dynamodb.exceptions import ItemSizeTooLarge
+    from moto.dynamodb.models.dynamo_type import DynamoType, LimitedSizeDict
+    from moto.dynamodb.models.utilities import bytesize
+
+    self.hash_key = hash_key
+    self.range_key = range_key
+    values = {key: DynamoType(value) for key, value in attrs.items()}
+    if sum(bytesize(key) + value.size() for key, value in values.items()) > 405000:
+        raise ItemSizeTooLarge
+    self.attrs = LimitedSizeDict(values)  # dict.update: no per-key re-sum
 
 
 def _key_of(backend: Any, op_type: str, op: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,13 @@
 """`python -m acx.local.serve --port 8787`: run the local stack until Ctrl-C (what `make serve` does).
 
 Prints what a developer needs to start poking at it: the API endpoint, the moto endpoint (for the
-AWS CLI or boto3), a dev token for tenant ``demo`` and ready-to-paste commands.
+AWS CLI or boto3), a dev token for tenant ``demo`` and ready-to-paste commands. State (packages,
+logs, keys, the dev issuer's key) lives in the data directory, ``--data DIR`` / ``$ACX_LOCAL_DATA`` /
+``.acx-local/`` in the repository, and survives a stop or a crash; ``--reset`` empties it
+(``make reset-local``), ``--ephemeral`` keeps everything in memory. See docs/LOCAL.md.
+
+Everything listens on 127.0.0.1 only. ``POST /local/token`` mints a token with any scope for any
+tenant: it is a development issuer, never expose the stack beyond this host.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ import argparse
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 
@@ -20,6 +27,8 @@ def banner(stack: Any, tenant: str) -> str:
     return "\n".join(
         [
             "acx local stack is running (moto, no AWS account needed). Ctrl-C stops it.",
+            f"  data           {stack.data_dir or 'in memory (--ephemeral): gone at stop'}"
+            + ("   (restarted: state restored)" if stack.restarted else ""),
             f"  API endpoint   {ep}",
             f"  moto endpoint  {stack.moto_endpoint}   (AWS_ENDPOINT_URL for the aws CLI / boto3)",
             "",
@@ -32,6 +41,9 @@ def banner(stack: Any, tenant: str) -> str:
             f"  curl -s {ep}/v1/health",
             f"  curl -s -H 'Authorization: Bearer {token}' {ep}/v1/packages/my-package/log",
             f'  curl -s -X POST {ep}/local/token -d \'{{"tenant": "{tenant}"}}\'',
+            "",
+            "The local token issuer is for development only: it signs any tenant and scope for anyone",
+            "who can reach 127.0.0.1. Never expose this stack beyond this host.",
         ]
     )
 
@@ -46,14 +58,47 @@ def main(argv: list[str] | None = None) -> int:
         default=300.0,
         help="seconds between scheduled verifications (0 = off)",
     )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="data directory (default: $ACX_LOCAL_DATA, else .acx-local/ in the repository)",
+    )
+    parser.add_argument("--ephemeral", action="store_true", help="keep all state in memory (lost at stop)")
+    parser.add_argument("--reset", action="store_true", help="empty the data directory and exit")
+    parser.add_argument(
+        "--no-fsync",
+        action="store_true",
+        help="journal without fsync: survives kill -9, not a power cut (faster on slow disks)",
+    )
     args = parser.parse_args(argv)
 
-    from acx.local.stack import LocalStack
+    from acx.local.stack import DataDirBusy, LocalStack, default_data_dir, reset_data_dir
+
+    data = None if args.ephemeral else (args.data or default_data_dir())
+    if args.reset:
+        if data is None:
+            parser.error("--reset needs a data directory, not --ephemeral")
+        try:
+            removed = reset_data_dir(data)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            print(f"error: cannot empty {data}: {exc}", file=sys.stderr)
+            return 5
+        print(f"emptied {data} ({len(removed)} files)" if removed else f"{data} holds no local state")
+        return 0
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        with LocalStack(port=args.port, verify_interval=args.verify_interval or None) as stack:
+        with LocalStack(
+            port=args.port,
+            verify_interval=args.verify_interval or None,
+            data_dir=data,
+            fsync=not args.no_fsync,
+        ) as stack:
             print(banner(stack, args.tenant), flush=True)
             try:
                 while not stop.wait(1.0):
@@ -61,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
             except KeyboardInterrupt:
                 pass
             print("\nstopping...", file=sys.stderr, flush=True)
+    except DataDirBusy as exc:
+        print(f"error: {exc} (stop it first, or pass --data DIR)", file=sys.stderr)
+        return 5
     except OSError as exc:
         print(f"error: cannot start the local stack: {exc}", file=sys.stderr)
         return 5

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import logging
 import os
 import socket
@@ -32,8 +33,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from acx.local import moto_dynamodb
+from acx.local import journal, moto_dynamodb
 from acx.local.gateway import ACCOUNT_ID, Gateway, LambdaContext
+from acx.local.journal import JOURNAL_NAME, KEYS_NAME
 from acx.local.jwt_issuer import ALL_SCOPES, DevIssuer
 
 Handler = Callable[[dict[str, Any], Any], Any]
@@ -44,6 +46,43 @@ FAKE_CREDENTIALS = {
     "AWS_SESSION_TOKEN": "testing",
 }
 _FAKE_KW = {k.lower(): v for k, v in FAKE_CREDENTIALS.items()}  # moto accepts any credentials
+
+
+#: Files of a data directory (docs/LOCAL.md): the stack's resource names, the dev issuer's key, a lock.
+STATE_NAME = "stack.json"
+ISSUER_KEY = "issuer-key.pem"
+LOCK_NAME = "lock"
+
+
+_TRANSPORT_ID = "acx-local-in-process-moto"
+
+
+class DataDirBusy(RuntimeError):
+    """Another local stack holds this data directory (two writers would fork its journal)."""
+
+
+def default_data_dir() -> Path:
+    """$ACX_LOCAL_DATA, else ``.acx-local/`` in the repository (gitignored)."""
+    env = os.environ.get("ACX_LOCAL_DATA")
+    return Path(env) if env else repo_root() / ".acx-local"
+
+
+def reset_data_dir(path: Path) -> list[str]:
+    """Delete a data directory's files (journal, keys, state); returns the names removed.
+
+    Refuses a directory that holds anything else, so a mistyped ``--data`` cannot empty a home dir.
+    """
+    known = {JOURNAL_NAME, KEYS_NAME, STATE_NAME, ISSUER_KEY, LOCK_NAME}
+    if not path.exists():
+        return []
+    names = sorted(p.name for p in path.iterdir())
+    unknown = [n for n in names if n not in known and not n.endswith(".tmp")]
+    if unknown:
+        raise ValueError(f"{path} is not an acx local data directory (it holds {unknown[:3]})")
+    for name in names:
+        (path / name).unlink()
+    path.rmdir()
+    return names
 
 
 def repo_root() -> Path:
@@ -142,8 +181,15 @@ class LocalStack:
         retry_delay: int | None = None,
         log_file: Path | None = None,
         quiet: bool = False,
+        data_dir: Path | None = None,
+        fsync: bool = True,
     ) -> None:
         """``isolated_moto`` runs moto in a child process, safe from ``mock_aws`` resets here.
+
+        ``data_dir`` keeps the state durable (see :mod:`acx.local.journal` and docs/LOCAL.md): moto's
+        journal, the KMS key material and the dev issuer's key live there and a restart on the same
+        directory finds every acknowledged write, the same key ids and valid saved tokens. None =
+        in memory only, gone at ``close()`` (tests and benches that want a blank stack).
 
         ``retry_delay`` (seconds) shortens the wait before a failed SQS message is redelivered; None
         keeps the queue's visibility timeout, as in AWS. Tests set it low so poison messages reach
@@ -162,7 +208,12 @@ class LocalStack:
         self.quiet = quiet  # access log lines go to log_file instead of stderr
         self._log_stream: Any = None
         self.log_file = log_file or Path(tempfile.gettempdir()) / f"acx-local-{os.getpid()}.log"
-        self.issuer = DevIssuer()
+        self.data_dir = Path(data_dir).resolve() if data_dir is not None else None
+        self.fsync = fsync
+        self.restarted = False  # True when start() found existing state in data_dir
+        self._data_lock: Any = None
+        self._transport_session: Any = None
+        self.issuer = DevIssuer()  # with a data_dir: replaced by the persistent one at start()
         self.env: dict[str, str] = {}
         self.handlers: dict[str, Handler | None] = {}
         self._moto: Any = None
@@ -225,6 +276,7 @@ class LocalStack:
     def start(self) -> LocalStack:
         """Start everything; on any failure, tear down what was started and re-raise."""
         try:
+            self._open_data_dir()
             self._start_moto()
             self._set_env(
                 {
@@ -255,7 +307,18 @@ class LocalStack:
                 port=self.port,
                 region=self.region,
                 log_stream=self._log_stream,
+                s3_backend=self._moto_endpoint,
+                s3_buckets=self._bucket_names(),
+                credentials=(
+                    FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+                    FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+                ),
             ).start()
+            # The functions reach S3 through the gateway, so the presigned URLs they mint point at it
+            # and are checked there (moto checks no signature): the tenant boundary holds locally.
+            self._set_env({"AWS_ENDPOINT_URL_S3": self._gateway.url})
+            self._install_transport()
+            self._reset_process_caches()
             self._start_pumps()
         except BaseException:
             self.close()
@@ -274,9 +337,13 @@ class LocalStack:
         if self._log_stream is not None:
             self._log_stream.close()
             self._log_stream = None
+        if self._transport_session is not None:
+            self._transport_session.events.unregister("before-send", unique_id=_TRANSPORT_ID)
+            self._transport_session = None
         if self._moto is not None:
             with contextlib.suppress(Exception):
-                self._moto.stop()
+                self._moto.shutdown()
+                self._moto.server_close()
             self._moto = None
         if self._moto_proc is not None:
             self._moto_proc.terminate()
@@ -285,6 +352,9 @@ class LocalStack:
             except subprocess.TimeoutExpired:
                 self._moto_proc.kill()
             self._moto_proc = None
+        if self._data_lock is not None:
+            self._data_lock.close()  # releases the flock
+            self._data_lock = None
         for key, old in self._saved_env.items():
             if old is None:
                 os.environ.pop(key, None)
@@ -293,14 +363,42 @@ class LocalStack:
         self._saved_env.clear()
         self._reset_process_caches()
 
+    def _open_data_dir(self) -> None:
+        """Create/lock the data directory; a directory whose first start never finished is emptied."""
+        if self.data_dir is None:
+            return
+        import fcntl
+
+        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(self.data_dir, 0o700)
+        lock = open(self.data_dir / LOCK_NAME, "a")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.close()
+            raise DataDirBusy(f"{self.data_dir} is in use by another local stack") from None
+        self._data_lock = lock
+        self.restarted = (self.data_dir / STATE_NAME).is_file()
+        if not self.restarted:
+            # Nothing was ever acknowledged from here (the gateway starts after STATE_NAME is written):
+            # a half-created first start is thrown away rather than replayed into duplicates.
+            for name in (JOURNAL_NAME, KEYS_NAME):
+                with contextlib.suppress(FileNotFoundError):
+                    (self.data_dir / name).unlink()
+        self.issuer = DevIssuer.persistent(self.data_dir / ISSUER_KEY)
+
     def _start_moto(self) -> None:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no per-request lines from moto
+        data = str(self.data_dir) if self.data_dir is not None else None
         if self.isolated_moto:
             port = free_port()
-            code = f"import sys\nfrom acx.local.stack import _serve_moto\n_serve_moto({port})\n"
+            code = (
+                "import sys\nfrom acx.local.stack import _serve_moto\n"
+                f"_serve_moto({port}, {data!r}, {self.fsync!r})\n"
+            )
             self._moto_proc = subprocess.Popen([sys.executable, "-c", code])  # noqa: S603
             self._moto_endpoint = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + (30 if data is None else 900)  # replaying a long journal
             while True:
                 try:
                     urllib.request.urlopen(self._moto_endpoint + "/moto-api/data.json", timeout=1).close()  # noqa: S310
@@ -310,14 +408,22 @@ class LocalStack:
                         raise RuntimeError("moto server did not start") from None
                     time.sleep(0.05)
             return
-        from moto.server import ThreadedMotoServer
-
         _install_ed25519()
         moto_dynamodb.install()
-        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-        self._moto.start()
-        host, port = self._moto.get_host_and_port()
+        self._moto = journal.serve(self.data_dir, 0, fsync=self.fsync)
+        host, port = self._moto.server_address[:2]
         self._moto_endpoint = f"http://{host}:{port}"
+
+    def _install_transport(self) -> None:
+        """With moto in this process, boto3 clients made from now on call it without HTTP."""
+        if self._moto is None or self._gateway is None:
+            return
+        import boto3
+
+        prefixes = (self._moto_endpoint + "/", *(f"{self._gateway.url}/{b}/" for b in self._bucket_names()))
+        hook = journal.InProcessTransport(self._moto.wsgi_app, prefixes)
+        self._transport_session = boto3._get_default_session()
+        self._transport_session.events.register("before-send", hook, unique_id=_TRANSPORT_ID)
 
     def _set_env(self, values: dict[str, str]) -> None:
         for key, value in values.items():
@@ -339,8 +445,17 @@ class LocalStack:
             deps.deps.cache_clear()
 
     def _create_resources(self) -> None:
+        """Create the template's resources, or, on a restart, read back the names created before."""
         from acx.local.resources import create_from_template
 
+        state = self.data_dir / STATE_NAME if self.data_dir is not None else None
+        if state is not None and state.is_file():
+            saved = json.loads(state.read_text(encoding="utf-8"))
+            old = str(saved["motoEndpoint"])
+            # Queue URLs carry moto's address, which changes per run; names and ARNs do not.
+            env = {k: str(v).replace(old, self._moto_endpoint) for k, v in saved["env"].items()}
+            self._set_env(env)
+            return
         clients = {s: self.client(s) for s in ("dynamodb", "s3", "sqs", "kms", "sns")}
         env = create_from_template(
             self.template_path,
@@ -350,6 +465,14 @@ class LocalStack:
             endpoint_url=self._moto_endpoint,
         )
         self._set_env({k: str(v) for k, v in env.items()})
+        if state is not None:
+            doc = {"motoEndpoint": self._moto_endpoint, "env": {k: str(v) for k, v in env.items()}}
+            journal.write_private(state, json.dumps(doc, indent=1, sort_keys=True).encode())
+
+    def _bucket_names(self) -> tuple[str, ...]:
+        """The stack's S3 buckets (the gateway proxies path-style requests for these to moto)."""
+        names = {v for k, v in self.env.items() if k.endswith("_BUCKET") and v}
+        return tuple(sorted(names))
 
     def _load_handlers(self) -> None:
         for name in ("api", "ingest", "verify", "export"):
@@ -528,19 +651,16 @@ def _install_ed25519() -> None:
     moto_ed25519.install()
 
 
-def _serve_moto(port: int) -> None:
+def _serve_moto(port: int, data_dir: str | None = None, fsync: bool = True) -> None:
     """Entry point of the isolated moto child process (see ``LocalStack(isolated_moto=True)``)."""
-    from moto.server import ThreadedMotoServer
-
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     _install_ed25519()
     moto_dynamodb.install()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
     parent = os.getppid()
+    server = journal.serve(Path(data_dir) if data_dir else None, port, fsync=fsync)
     try:
         while os.getppid() == parent:  # exit with the parent, never linger as an orphan
             time.sleep(0.5)
     except KeyboardInterrupt:
         pass
-    server.stop()
+    server.shutdown()

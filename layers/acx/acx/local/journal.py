@@ -1,0 +1,490 @@
+"""Durable local state: an append-only, fsync'd journal of the mutating requests moto receives.
+
+moto keeps everything in memory. The local stack wraps moto's WSGI application in
+:class:`JournalApp`, which appends each state-changing request (method, path, query, headers, body
+and a random seed) to ``<data>/moto.journal`` and fsyncs it *before* moto applies it and answers.
+So every 2xx the service ever received from moto, and therefore every 2xx the local API answered,
+is on disk; at start :func:`replay` feeds the journal back into a fresh moto, in the order it was
+applied (mutations are serialised under one lock, so journal order is apply order).
+
+Replay is deterministic because moto draws every identifier (S3 version ids, SQS message ids, KMS
+key ids, ...) from one seedable generator: each entry records the seed it ran with. Key *material*
+comes from the OS instead, so :class:`KeyStore` saves each KMS key's private key and symmetric
+material to ``<data>/kms-keys.json`` (mode 0600) before CreateKey is answered, and restores them
+after replay: key ids, public keys and signatures stay the same across restarts.
+
+Not journaled, on purpose: reads, and SQS receive/delete/visibility calls (their receipt handles
+are per-delivery). After a restart every message ever sent is in its queue again; the handlers
+treat a message for a finished job as done (the job status is the idempotency key), and a pending
+upload's message resumes its ingest. A request torn by ``kill -9`` mid-write was never applied nor
+answered: the torn tail is cut off at start.
+
+What it does NOT protect against: someone with write access to the data directory (the journal and
+the key file are plain files, readable by the owner only), and a disk that lies about fsync.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import secrets
+import struct
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote, unquote_to_bytes, urlsplit
+
+JOURNAL_NAME = "moto.journal"
+KEYS_NAME = "kms-keys.json"
+_FRAME = struct.Struct(">IQI")  # header length, body length, crc32 of header + body
+_MAGIC = b"ACXJ1\n"
+
+#: Actions that change no durable state (or only per-delivery state), per service.
+READ_ONLY: dict[str, frozenset[str]] = {
+    "dynamodb": frozenset(
+        {
+            "GetItem",
+            "BatchGetItem",
+            "Query",
+            "Scan",
+            "DescribeTable",
+            "ListTables",
+            "DescribeTimeToLive",
+            "TransactGetItems",
+            "DescribeContinuousBackups",
+            "ListTagsOfResource",
+            "DescribeEndpoints",
+            "DescribeLimits",
+        }
+    ),
+    "kms": frozenset(
+        {
+            "Sign",
+            "Verify",
+            "GetPublicKey",
+            "DescribeKey",
+            "ListKeys",
+            "ListAliases",
+            "Encrypt",
+            "Decrypt",
+            "ReEncrypt",
+            "GenerateDataKey",
+            "GenerateDataKeyWithoutPlaintext",
+            "GenerateDataKeyPair",
+            "GenerateRandom",
+            "GenerateMac",
+            "VerifyMac",
+            "GetKeyPolicy",
+            "GetKeyRotationStatus",
+            "ListResourceTags",
+            "ListGrants",
+        }
+    ),
+    "sqs": frozenset(
+        {
+            "ReceiveMessage",
+            "DeleteMessage",
+            "DeleteMessageBatch",
+            "ChangeMessageVisibility",
+            "ChangeMessageVisibilityBatch",
+            "GetQueueUrl",
+            "GetQueueAttributes",
+            "ListQueues",
+            "ListQueueTags",
+            "ListDeadLetterSourceQueues",
+        }
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One journaled request, as moto received it."""
+
+    method: str
+    path: str  # as sent, percent-encoded (S3 keys are read from the raw path)
+    query: str
+    headers: list[tuple[str, str]]
+    body: bytes
+    seed: int
+
+
+class JournalCorrupt(RuntimeError):
+    """A journal record in the middle of the file fails its checksum (not a torn tail)."""
+
+
+class Journal:
+    """Append-only file of :class:`Entry` frames; ``fsync=True`` makes each append durable."""
+
+    def __init__(self, path: Path, *, fsync: bool = True) -> None:
+        self.path = path
+        self.fsync = fsync
+        self._fh: Any = None
+
+    def entries(self) -> Iterator[Entry]:
+        """Every complete entry; a torn last frame (a crash mid-append) is cut off the file."""
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as fh:
+            data = fh.read()
+        if not data.startswith(_MAGIC):
+            raise JournalCorrupt(f"{self.path}: not an acx local journal")
+        offset = len(_MAGIC)
+        good = offset
+        while offset < len(data):
+            if offset + _FRAME.size > len(data):
+                break
+            hlen, blen, crc = _FRAME.unpack_from(data, offset)
+            start = offset + _FRAME.size
+            end = start + hlen + blen
+            if end > len(data):
+                break
+            payload = data[start:end]
+            if zlib.crc32(payload) != crc:
+                if end == len(data):
+                    break  # torn final frame
+                raise JournalCorrupt(f"{self.path}: bad checksum at byte {offset}")
+            head = json.loads(payload[:hlen])
+            yield Entry(
+                method=head["m"],
+                path=head["p"],
+                query=head["q"],
+                headers=[(str(k), str(v)) for k, v in head["h"]],
+                body=payload[hlen:],
+                seed=int(head["s"]),
+            )
+            offset = good = end
+        if good < len(data):
+            with self.path.open("r+b") as fh:
+                fh.truncate(good)
+
+    def append(self, entry: Entry) -> None:
+        """Write one frame and (with ``fsync``) make it durable before returning."""
+        if self._fh is None:
+            new = not self.path.exists() or self.path.stat().st_size == 0
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self._fh = os.fdopen(fd, "ab", buffering=0)
+            if new:
+                self._fh.write(_MAGIC)
+        head = json.dumps(
+            {"m": entry.method, "p": entry.path, "q": entry.query, "h": entry.headers, "s": entry.seed},
+            separators=(",", ":"),
+        ).encode()
+        payload = head + entry.body
+        self._fh.write(_FRAME.pack(len(head), len(entry.body), zlib.crc32(payload)) + payload)
+        if self.fsync:
+            os.fdatasync(self._fh.fileno())
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Atomically replace ``path`` with ``data``, mode 0600, durable (tmp file, fsync, rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+class KeyStore:
+    """KMS key material of this moto, saved to ``kms-keys.json`` (0600) and restored after replay.
+
+    The private keys sit in a plain file: anyone who can read the data directory can sign as the
+    local stack. That is the local stack's trust boundary; AWS KMS never exports them.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._keys: dict[str, dict[str, Any]] = {}
+        if path.exists():
+            self._keys = json.loads(path.read_text(encoding="utf-8"))
+
+    def save(self, arn: str) -> None:
+        """Record the material of the key ``arn`` (just created in this process's moto)."""
+        from cryptography.hazmat.primitives import serialization
+
+        key = _kms_key(arn)
+        doc: dict[str, Any] = {
+            "keyMaterial": base64.b64encode(bytes(key.key_material)).decode(),
+            "creationDate": key.creation_date,  # the trust registry's notBefore
+        }
+        private = getattr(getattr(key, "private_key", None), "private_key", None)
+        if private is not None:
+            doc["privateKeyPem"] = private.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            ).decode()
+        self._keys[arn] = doc
+        write_private(self.path, json.dumps(self._keys, indent=1, sort_keys=True).encode())
+
+    def restore(self) -> int:
+        """Put the saved material back into the (replayed) keys; returns how many were restored."""
+        from cryptography.hazmat.primitives import serialization
+
+        for arn, doc in self._keys.items():
+            key = _kms_key(arn)
+            key.key_material = base64.b64decode(doc["keyMaterial"])
+            key.creation_date = doc.get("creationDate", key.creation_date)
+            pem = doc.get("privateKeyPem")
+            if pem is not None:
+                key.private_key.private_key = serialization.load_pem_private_key(pem.encode(), None)
+        return len(self._keys)
+
+
+def _kms_key(arn: str) -> Any:
+    from moto.kms.models import kms_backends
+
+    _, _, _, region, account, resource = arn.split(":", 5)
+    return kms_backends[account][region].keys[resource.split("/", 1)[1]]
+
+
+# --------------------------------------------------------------------------- classification
+
+
+def _service_of(headers: dict[str, str], query: dict[str, list[str]]) -> str:
+    credential = ""
+    auth = headers.get("authorization", "")
+    if "Credential=" in auth:
+        credential = auth.split("Credential=", 1)[1].split(",", 1)[0]
+    elif "X-Amz-Credential" in query:
+        credential = query["X-Amz-Credential"][0]
+    parts = credential.split("/")
+    return parts[3] if len(parts) >= 5 else ""
+
+
+def _action_of(headers: dict[str, str], body: bytes) -> str:
+    target = headers.get("x-amz-target", "")
+    if target:
+        return target.rsplit(".", 1)[-1]
+    if body[:7] == b"Action=" or b"&Action=" in body[:4096]:
+        values = parse_qs(body[:4096].decode("latin-1")).get("Action")
+        return values[0] if values else ""
+    return ""
+
+
+def is_mutating(method: str, headers: dict[str, str], query: str, body: bytes) -> bool:
+    """Whether moto's answer to this request depends on, or changes, durable state worth journaling."""
+    if method in ("GET", "HEAD", "OPTIONS"):
+        return False
+    q = parse_qs(query, keep_blank_values=True)
+    service = _service_of(headers, q)
+    if service == "s3":
+        return True  # PUT / POST (DeleteObjects, multipart) / DELETE
+    action = _action_of(headers, body) or (q.get("Action") or [""])[0]
+    if service == "sns":
+        return not action.startswith(("List", "Get"))
+    return action not in READ_ONLY.get(service, frozenset())
+
+
+# --------------------------------------------------------------------------- the WSGI wrapper
+
+StartResponse = Callable[..., Any]
+WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+
+def _headers_of(environ: dict[str, Any]) -> list[tuple[str, str]]:
+    out = []
+    for key, value in environ.items():
+        if key.startswith("HTTP_") and key != "HTTP_TRANSFER_ENCODING":
+            out.append((key[5:].replace("_", "-").lower(), str(value)))
+    if environ.get("CONTENT_TYPE"):
+        out.append(("content-type", str(environ["CONTENT_TYPE"])))
+    return out
+
+
+def _environ_for(entry: Entry) -> dict[str, Any]:
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": entry.method,
+        "PATH_INFO": unquote_to_bytes(entry.path).decode("latin-1"),  # as a WSGI server decodes it
+        "RAW_URI": entry.path + ("?" + entry.query if entry.query else ""),
+        "REQUEST_URI": entry.path + ("?" + entry.query if entry.query else ""),
+        "QUERY_STRING": entry.query,
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "0",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "SCRIPT_NAME": "",
+        "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(entry.body),
+        "wsgi.errors": io.StringIO(),
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+        "CONTENT_LENGTH": str(len(entry.body)),
+    }
+    for name, value in entry.headers:
+        if name == "content-type":
+            environ["CONTENT_TYPE"] = value
+        elif name != "content-length":
+            environ["HTTP_" + name.upper().replace("-", "_")] = value
+    return environ
+
+
+class JournalApp:
+    """WSGI middleware in front of moto: journal, then apply, one mutation at a time."""
+
+    def __init__(self, app: WsgiApp, journal: Journal, keys: KeyStore) -> None:
+        self.app = app
+        self.journal = journal
+        self.keys = keys
+        self.lock = threading.Lock()
+        self.applied = 0
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        method = str(environ.get("REQUEST_METHOD", "GET")).upper()
+        if method in ("GET", "HEAD", "OPTIONS") or str(environ.get("PATH_INFO", "")).startswith("/moto-api"):
+            return self.app(environ, start_response)
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        if length:
+            body = environ["wsgi.input"].read(length)
+        elif environ.get("wsgi.input_terminated"):  # chunked: werkzeug decodes and ends the stream
+            body = environ["wsgi.input"].read()
+        else:
+            body = b""
+        environ["wsgi.input"] = io.BytesIO(body)
+        environ["CONTENT_LENGTH"] = str(len(body))
+        environ.pop("HTTP_TRANSFER_ENCODING", None)
+        headers = _headers_of(environ)
+        query = str(environ.get("QUERY_STRING", ""))
+        if not is_mutating(method, dict(headers), query, body):
+            # Under the lock too: a read that draws from moto's generator (an SQS receipt handle)
+            # while a mutation runs would change the ids the mutation gets, and replay would differ.
+            with self.lock:
+                return list(self.app(environ, start_response))
+        raw = str(environ.get("RAW_URI") or environ.get("REQUEST_URI") or "").split("?", 1)[0]
+        path = raw or quote(str(environ.get("PATH_INFO", "")).encode("latin-1"), safe="/")
+        entry = Entry(method, path, query, headers, body, secrets.randbits(63))
+        with self.lock:
+            self.journal.append(entry)
+            return self._apply(entry, environ, start_response)
+
+    def _apply(self, entry: Entry, environ: dict[str, Any], start_response: StartResponse) -> list[bytes]:
+        from moto.moto_api._internal import mock_random
+
+        status: list[str] = []
+
+        def capture(s: str, h: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            status.append(s)
+            return start_response(s, h, exc_info)
+
+        mock_random.seed(entry.seed)
+        chunks = list(self.app(environ, capture))
+        self.applied += 1
+        if (
+            status
+            and status[0].startswith("200")
+            and dict(entry.headers).get("x-amz-target", "").endswith(".CreateKey")
+        ):
+            arn = json.loads(b"".join(chunks))["KeyMetadata"]["Arn"]
+            self.keys.save(arn)  # before the answer: a key id is never seen without its material
+        return chunks
+
+    def replay(self) -> int:
+        """Apply every journaled entry to this (fresh) moto, then restore the keys; returns the count."""
+        from moto.moto_api._internal import mock_random
+
+        count = 0
+        with self.lock:
+            for entry in self.journal.entries():
+                mock_random.seed(entry.seed)
+                try:
+                    for _ in self.app(_environ_for(entry), lambda *a, **k: None):
+                        pass
+                except Exception:  # noqa: S110 - it failed the same way the first time: never acknowledged
+                    pass
+                count += 1
+            self.keys.restore()
+            mock_random.seed(secrets.randbits(63))
+        return count
+
+
+def serve(data_dir: Path | None, port: int, *, fsync: bool = True) -> Any:
+    """Start a moto server on 127.0.0.1:``port`` (0 = any), journaled under ``data_dir`` when given.
+
+    Returns the started werkzeug server (``server_address``, ``shutdown()``) after any replay.
+    """
+    from moto.moto_server.threaded_moto_server import MotoRequestHandler
+    from moto.server import DomainDispatcherApplication, create_backend_app
+    from werkzeug.serving import make_server
+
+    app: Any = DomainDispatcherApplication(create_backend_app)
+    journal_app: JournalApp | None = None
+    if data_dir is not None:
+        from moto.moto_api._internal.models import moto_api_backend
+
+        moto_api_backend.reset()  # an in-process moto may hold a previous stack's state: replay onto none
+        journal_app = JournalApp(
+            app, Journal(data_dir / JOURNAL_NAME, fsync=fsync), KeyStore(data_dir / KEYS_NAME)
+        )
+        journal_app.replay()
+        app = journal_app
+    server = make_server("127.0.0.1", port, app, True, request_handler=MotoRequestHandler)
+    server.journal_app = journal_app  # type: ignore[attr-defined]
+    server.wsgi_app = app  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, name="acx-moto", daemon=True).start()
+    return server
+
+
+class InProcessTransport:
+    """botocore ``before-send`` hook: requests for moto's (or the gateway's S3) address are handed to
+    moto's WSGI application in this process, journaled the same way, without a socket, an HTTP server
+    or a second HTTP parse (py-spy: about a fifth of a presigned ingest on the local stack went there).
+
+    Only for a stack whose moto runs in this process; requests for any other address go out as usual.
+    """
+
+    def __init__(self, app: WsgiApp, prefixes: tuple[str, ...]) -> None:
+        self.app = app
+        self.prefixes = prefixes
+
+    def __call__(self, request: Any, **_: Any) -> Any:
+        from botocore.awsrequest import AWSResponse
+        from moto.core.botocore_stubber import MockRawResponse
+
+        url = str(request.url)
+        if not url.startswith(self.prefixes):
+            return None
+        parts = urlsplit(url)
+        body = request.body
+        if hasattr(body, "read"):
+            body = body.read()
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        headers = [
+            (str(k).lower(), v.decode("latin-1") if isinstance(v, bytes) else str(v))
+            for k, v in request.headers.items()
+        ]
+        headers = [(k, v) for k, v in headers if k not in ("host", "transfer-encoding")]
+        headers.append(("host", parts.netloc))
+        environ = _environ_for(Entry(request.method, parts.path or "/", parts.query, headers, body or b"", 0))
+        environ["RAW_URI"] = environ["REQUEST_URI"] = (parts.path or "/") + (
+            "?" + parts.query if parts.query else ""
+        )
+        status: list[Any] = []
+
+        def start_response(s: str, h: list[tuple[str, str]], exc_info: Any = None) -> None:
+            status[:] = [s, h]
+
+        payload = b"".join(self.app(environ, start_response))
+        code = int(status[0].split(" ", 1)[0])
+        return AWSResponse(url, code, dict(status[1]), MockRawResponse(payload))
