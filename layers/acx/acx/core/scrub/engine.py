@@ -1,0 +1,226 @@
+"""The scan of one byte buffer: normalise, one RE2 prefilter pass, provider rules on windows around
+its hits, then the generic rules. Returns ``(rule, start, end, severity)`` spans in ORIGINAL offsets.
+
+Linear time, by construction:
+- every pattern that sees the whole buffer is RE2 (the trigger alternation) or a ``bytes.find``
+  / ``bytes.translate`` loop: no backtracking engine ever sees unbounded input;
+- provider patterns are RE2 too and run on windows of bounded size around a trigger hit; windows
+  that overlap are merged, so dense hits cost one pass over the merged region per rule, not one per hit;
+- every Python step taken per candidate draws on a budget proportional to the buffer
+  (``1024 + len // 64``). A buffer that exhausts it (no honest text does: one candidate every 64
+  bytes) is refused with the ``scan-budget`` rule, fail closed, instead of being judged slowly.
+
+What this does NOT stop: see ``acx.core.scrub`` (the package docstring) and docs/SCRUB.md.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from typing import Any
+
+from acx.core.scrub import generic, judge
+from acx.core.scrub.generic import BLOCK, WARN, Span
+from acx.core.scrub.normalise import normalise_bytes
+from acx.core.scrub.rules import RULES
+from acx.core.scrub.triggers import all_triggers
+
+MIN_SECRET_LEN = 8
+_WINDOW_AFTER = 1100
+_LONG_WINDOW = 6000
+_LONG_RULES = frozenset({"private-key", "kubernetes-secret-yaml", "1password-service-account-token", "sentry-org-token"})
+# Generic hits a specific rule already names are dropped (one finding per secret, the precise one).
+_GENERIC = frozenset({"secret-assignment", "high-entropy", "aws-secret-access-key", "connection-string-password"})
+
+
+class _Compiled:
+    """All compiled state, built once on first use (importing the package stays cheap)."""
+
+    def __init__(self) -> None:
+        import re2
+
+        self.re2 = re2
+        opts = re2.Options()
+        opts.log_errors = False
+        opts.max_mem = 64 << 20
+        self.options = opts
+        self.triggers = all_triggers()
+        parts: list[str] = []
+        self.group_rules: list[tuple[int, ...]] = [()]  # group index -> rule indexes (regex triggers)
+        literal_parts: list[tuple[str, bool]] = []
+        self.buckets: dict[bytes, list[tuple[bytes, bool, int, tuple[int, ...]]]] = defaultdict(list)
+        for trig, rule_ix in self.triggers:
+            if trig.regex:
+                parts.append("(" + trig.text + ")")
+                self.group_rules.append(rule_ix)
+            else:
+                lit = trig.text.encode()
+                self.buckets[lit[:2].lower()].append((lit.lower() if trig.ci else lit, trig.ci, trig.before, rule_ix))
+                literal_parts.append((trig.text, trig.ci))
+        self.regex_before = {i + 1: t.before for i, (t, _) in enumerate(x for x in self.triggers if x[0].regex)}
+        literal_parts.sort(key=lambda p: -len(p[0]))
+        ci = "|".join(re2.escape(t) for t, c in literal_parts if c)
+        cs = "|".join(re2.escape(t) for t, c in literal_parts if not c)
+        parts.append("(" + "|".join(x for x in (f"(?i:{ci})" if ci else "", cs) if x) + ")")
+        self.literal_group = len(parts)
+        self.prefilter = re2.compile("|".join(parts).encode(), opts)
+        self.rules: dict[int, Any] = {}
+
+    def rule(self, index: int) -> Any:
+        compiled = self.rules.get(index)
+        if compiled is None:
+            compiled = self.re2.compile(RULES[index].pattern.encode(), self.options)
+            self.rules[index] = compiled
+        return compiled
+
+
+_compiled: _Compiled | None = None
+
+
+def compiled() -> _Compiled:
+    global _compiled
+    if _compiled is None:
+        _compiled = _Compiled()
+    return _compiled
+
+
+def _provider_windows(buf: bytes, c: _Compiled, budget: list[int]) -> dict[int, list[list[int]]]:
+    """Rule index -> merged [lo, hi) windows around the trigger hits that announce it."""
+    windows: dict[int, list[list[int]]] = defaultdict(list)
+    n = len(buf)
+    search = c.prefilter.search
+    pos = 0
+    lit_group = c.literal_group
+    while pos < n:
+        m = search(buf, pos)
+        if m is None:
+            break
+        start = m.start()
+        budget[0] -= 1
+        if budget[0] < 0:
+            break
+        hits: list[tuple[int, tuple[int, ...]]] = []
+        if m.lastindex == lit_group:
+            for lit, ci, before, rule_ix in c.buckets.get(buf[start : start + 2].lower(), ()):
+                piece = buf[start : start + len(lit)]
+                if (piece.lower() if ci else piece) == lit:
+                    hits.append((before, rule_ix))
+        else:
+            hits.append((c.regex_before[m.lastindex or 0], c.group_rules[m.lastindex or 0]))
+        for before, rule_ix in hits:
+            lo = start - before if start > before else 0
+            for i in rule_ix:
+                span = _LONG_WINDOW if RULES[i].id in _LONG_RULES else _WINDOW_AFTER
+                hi = start + span
+                ws = windows[i]
+                if ws and lo <= ws[-1][1]:
+                    ws[-1][1] = max(ws[-1][1], hi)
+                else:
+                    ws.append([lo, hi])
+        pos = start + 1
+    return windows
+
+
+def _check_value(rule_index: int, value: bytes, context: bytes) -> bool:
+    rule = RULES[rule_index]
+    if "crc32-base62" in rule.checks and judge.crc32_base62_ok(value):
+        return True  # a valid checksum: a real token, whatever it looks like
+    if rule.keyword:
+        return not judge.weak_value(value)
+    if judge.is_placeholder(value):
+        return False
+    return not (rule.id == "connection-string-password" and not judge.is_secret_value(value, True))
+
+
+def _scan_providers(buf: bytes, c: _Compiled, spans: list[Span], budget: list[int]) -> None:
+    for index, ws in _provider_windows(buf, c, budget).items():
+        regex = c.rule(index)
+        rule_id = RULES[index].id
+        for lo, hi in ws:
+            for m in regex.finditer(buf, lo, min(hi, len(buf))):
+                budget[0] -= 1
+                if budget[0] < 0:
+                    return
+                s, e = m.span(1)
+                if s < 0:
+                    continue
+                if _check_value(index, buf[s:e], buf[max(0, s - 64) : s]):
+                    spans.append((rule_id, s, e, BLOCK))
+
+
+def scan_bytes(buf: bytes, forbidden: Any = None) -> list[Span]:
+    """All findings in ``buf`` (UTF-8), offsets into ``buf``; normalised first when it is not ASCII."""
+    norm = normalise_bytes(buf) if not buf.isascii() else None
+    if norm is None:
+        return _scan(buf, forbidden)
+    spans = _scan(norm.data, forbidden)
+    out = []
+    for rule, s, e, sev in spans:
+        os_ = norm.original_offset(s)
+        oe = norm.original_offset(e) if e < len(norm.data) else len(buf)
+        out.append((rule, os_, max(oe, os_ + 1), sev))
+    return out
+
+
+def _scan(buf: bytes, forbidden: Any) -> list[Span]:
+    n = len(buf)
+    spans: list[Span] = []
+    if n < 2:
+        return spans
+    if b"/" in buf or b"\\" in buf:
+        generic.scan_home(buf, spans)
+    low = buf.lower()
+    if forbidden is not None:
+        for m in forbidden.finditer(low):
+            spans.append(("forbidden-literal", m.start(), m.end(), BLOCK))
+    if n < MIN_SECRET_LEN:
+        return spans
+    budget = [1024 + n // 64]
+    c = compiled()
+    _scan_providers(buf, c, spans, budget)
+    if budget[0] >= 0:
+        generic.scan_uris(buf, spans, budget)
+    if budget[0] >= 0:
+        generic.scan_assignments(buf, low, spans, budget)
+    if budget[0] >= 0:
+        generic.scan_runs(buf, spans, budget)
+    if budget[0] < 0:
+        spans.append(("scan-budget", 0, n, BLOCK))
+    return _dedupe(spans)
+
+
+def _dedupe(spans: list[Span]) -> list[Span]:
+    """Drop repeats, and generic hits (assignment, entropy) on a secret a specific rule named."""
+    if len(spans) < 2:
+        return spans
+    spans.sort(key=lambda sp: (sp[1], sp[0]))
+    specific = [(s, e) for rule, s, e, sev in spans if sev == BLOCK and rule not in _GENERIC]
+    aws = [(s, e) for rule, s, e, _ in spans if rule == "aws-secret-access-key"]
+    out: list[Span] = []
+    seen: set[tuple[str, int]] = set()
+    for span in spans:
+        rule, s, e, sev = span
+        if (rule, s) in seen:
+            continue
+        if rule in _GENERIC and _overlaps(specific, s, e):
+            continue
+        if rule == "high-entropy" and _overlaps(aws, s, e):
+            continue
+        seen.add((rule, s))
+        out.append(span)
+    return out
+
+
+def _overlaps(sorted_spans: list[tuple[int, int]], s: int, e: int) -> bool:
+    i = bisect.bisect_left(sorted_spans, (e, -1))
+    while i > 0:
+        i -= 1
+        ss, se = sorted_spans[i]
+        if se > s:
+            return True
+        if ss < s - 8192:
+            break
+    return False
+
+
+__all__ = ["BLOCK", "WARN", "MIN_SECRET_LEN", "scan_bytes", "compiled"]
