@@ -43,6 +43,7 @@ class _Compiled:
         opts = re2.Options()
         opts.log_errors = False
         opts.max_mem = 64 << 20
+        opts.encoding = re2.Options.Encoding.LATIN1  # bytes are bytes: no UTF-8 decoding automaton
         self.options = opts
         self.triggers = all_triggers()
         parts: list[str] = []
@@ -121,30 +122,54 @@ def _provider_windows(buf: bytes, c: _Compiled, budget: list[int]) -> dict[int, 
     return windows
 
 
-def _check_value(rule_index: int, value: bytes, context: bytes) -> bool:
+def _keyword_at_word_edge(buf: bytes, ks: int, ke: int) -> bool:
+    """``twitterToken``, ``TWITTER_TOKEN``, ``twitter_token``: yes. ``SetSysctl`` (etsy),
+    ``sumOfExposures`` (sumo), ``CameraKit`` (meraki): no, the keyword is inside another word."""
+    if ks > 0:
+        prev, first = buf[ks - 1], buf[ks]
+        if (65 <= prev <= 90 or 97 <= prev <= 122) and not (97 <= prev <= 122 and 65 <= first <= 90):
+            return False
+    if ke < len(buf):
+        nxt, last = buf[ke], buf[ke - 1]
+        if 97 <= nxt <= 122 and 65 <= last <= 90 and not buf[ks:ke].isupper():
+            return False  # the keyword ends inside the next camel-case word
+    return True
+
+
+def _check_value(rule_index: int, m: Any, buf: bytes) -> bool:
     rule = RULES[rule_index]
+    s, e = m.span(m.re.groups)
+    value = buf[s:e]
     if "crc32-base62" in rule.checks and judge.crc32_base62_ok(value):
         return True  # a valid checksum: a real token, whatever it looks like
     if rule.keyword:
-        return not judge.weak_value(value)
-    if judge.is_placeholder(value):
-        return False
-    return not (rule.id == "connection-string-password" and not judge.is_secret_value(value, True))
+        ks, ke = m.span(1)
+        return _keyword_at_word_edge(buf, ks, ke) and not judge.weak_value(value)
+    if rule.id == "curl-auth-user":
+        password = value.split(b":", 1)[1]
+        return judge.is_secret_value(password, True) and not password.startswith(b"$")
+    if rule.id in ("connection-string-password", "curl-auth-header", "hashicorp-tf-password", "nuget-config-password"):
+        return judge.is_secret_value(value, True) and not value.startswith((b"{", b"$", b"%"))
+    if rule.id in _NO_RUN_CHECK:
+        return True  # structural markers: judged by their shape alone
+    return not (judge.is_placeholder(value, strict=False) or judge.is_wordy(value))
+
+
+_NO_RUN_CHECK = frozenset({"twitter-bearer-token", "private-key", "putty-private-key", "gcp-service-account", "kubernetes-secret-yaml"})
 
 
 def _scan_providers(buf: bytes, c: _Compiled, spans: list[Span], budget: list[int]) -> None:
     for index, ws in _provider_windows(buf, c, budget).items():
         regex = c.rule(index)
         rule_id = RULES[index].id
+        group = regex.groups
         for lo, hi in ws:
             for m in regex.finditer(buf, lo, min(hi, len(buf))):
                 budget[0] -= 1
                 if budget[0] < 0:
                     return
-                s, e = m.span(1)
-                if s < 0:
-                    continue
-                if _check_value(index, buf[s:e], buf[max(0, s - 64) : s]):
+                s, e = m.span(group)
+                if s >= 0 and _check_value(index, m, buf):
                     spans.append((rule_id, s, e, BLOCK))
 
 

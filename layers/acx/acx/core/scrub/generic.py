@@ -27,14 +27,15 @@ KW_STEMS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred", b"pa
 # ``setProperty("NAME", value)`` comma, an XML element's ``>``, or prose (``token is``).
 _KW_TAIL = rb"""(?:(?<=pass)(?:word|wd|phrase)?|(?<=pwd)|(?<=secret)s?|(?<=token)s?|(?<=key)s?|(?<=auth)
     |(?<=cred)(?:s|entials?)?|(?<=pat)|(?<=sig)(?:nature)?)(?![a-z0-9])["'>\]]?[ \t]{0,4}
-    (?P<op>={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|,(?=[ \t]{0,4}["'])|>|\((?=["'])|[ \t](?:is|was|are)[ \t])"""
+    (?P<op>={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|,(?=[ \t]{0,4}["'])|>|\((?=["'])|[ \t](?:is|was|are)[ \t]
+    |[ \t]\((?=[^ ])|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=)"""
 KW_NAME_BACK = re.compile(rb"[A-Za-z0-9_.-]{0,64}\Z")
 _KW_NAME_OK = re.compile(
     rb"""(?:^|[_.-])(?:[a-z0-9]*(?:password|passwd|passphrase|pwd|pass|secrets?|tokens?|auth|creds?
     |credentials?|signature)|(?:api|apikey|secret|private|access|client|signing|encryption|master
     |auth|account|app|service|license|session|webhook|deploy|ssh|gpg|storage|x-api|consumer|user
     |admin|bot|bearer|refresh|oauth|pat|sas|shared|root|db|database|redis|smtp|mail)[_.-]?keys?
-    |apikey|pat|sig)$""",
+    |apikey|pat|sig|key)$""",
     re.X,
 )
 _KW_VALUE = re.compile(
@@ -42,6 +43,7 @@ _KW_VALUE = re.compile(
     |`([^`\x00\n]{0,512})`?|([^\s"'`,;<\x00]{0,512}))""",
     re.X,
 )
+_BARE = re.compile(rb"^(?:key|keys|token|tokens|secret|secrets|auth|pass|pat|sig|signature|credentials?|creds?)$")
 _AWS_CONTEXT = re.compile(rb"aws|secret.?access|secretaccess", re.I)
 _URI_CRED = re.compile(
     rb"[A-Za-z][A-Za-z0-9+.-]{0,30}://([^\s/?#@:\"'<>\x00]{1,256}):([^\s/?#@\"'<>\x00]{1,256})@\Z"
@@ -118,10 +120,10 @@ def check_assignment(buf: bytes, stem_start: int, op_end: int, op: bytes, spans:
             break
     else:
         return op_end
-    if op.strip() in (b"is", b"was", b"are") or op == b",":
-        # prose and argument lists: only a value that looks random (or is a known shape) counts
-        if not (judge.looks_random(value) or judge.looks_random_lower(value, 16)):
-            return vstart + len(value)
+    weak = op.strip() in (b"is", b"was", b"are", b"(") or op == b"," or _BARE.match(name.lower()) is not None
+    if weak and not judge.token_like(value):
+        # prose, argument lists and a bare ``key``/``token``: only a value shaped like a token counts
+        return vstart + len(value)
     if b"\n" in buf[op_end:vstart] and op != b">" and not quoted:
         return op_end  # ``password:`` then a new line: the next line is not its value
     if not judge.is_secret_value(value, quoted, name):

@@ -41,6 +41,16 @@ _VERSION = re.compile(rb"^v?[0-9]+(?:\.[0-9]+){1,3}(?:[-+][0-9A-Za-z.-]*)?$")
 _UUID = re.compile(rb"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX = re.compile(rb"^[0-9a-fA-F]+$")
 _SEQUENCES = (b"0123456789", b"abcdefghijklmnopqrstuvwxyz", b"9876543210")
+# Stand-in shapes a random draw essentially never produces: 6 digits or 7 letters in alphabet order,
+# a character 6 times in a row, a 2- or 3-character unit repeated (``123123123123``).
+_RUNS = re.compile(
+    b"|".join(re.escape(s[i : i + 6]) for s in (b"0123456789", b"9876543210") for i in range(5))
+    + b"|"
+    + b"|".join(re.escape(_a[i : i + 7]) for _a in (b"abcdefghijklmnopqrstuvwxyz",) for i in range(20))
+    + rb"|(.)\1{5,}|(..)\2{4,}|(...)\3{3,}"
+)
+_MASK_RUNS = re.compile(rb"[x*0#.]{6,}|(..)\1{4,}|(...)\2{3,}", re.I)
+_CAMEL_WORDS = re.compile(rb"^(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z]))+$")
 
 
 def shannon_entropy(data: bytes) -> float:
@@ -51,7 +61,14 @@ def shannon_entropy(data: bytes) -> float:
     return -sum(c / n * math.log2(c / n) for c in (data.count(b) for b in set(data)))
 
 
-def is_placeholder(value: bytes, key: bytes = b"") -> bool:
+def _masked(low: bytes, strict: bool) -> bool:
+    if strict:
+        return _RUNS.search(low) is not None
+    m = _MASK_RUNS.search(low)
+    return m is not None and (m.lastindex is None or len(set(m.group(m.lastindex))) > 1)
+
+
+def is_placeholder(value: bytes, key: bytes = b"", strict: bool = True) -> bool:
     """Template syntax, masks and stand-ins: ``<TOKEN>``, ``${VAR}``, ``{{ x }}``, ``$(cmd)``, runs of
     x/X/*/0/#, ``REDACTED``, ``your-...-here``, ``...EXAMPLE``, a value equal to its own key name."""
     v = value.strip(b"\"'` ")
@@ -65,9 +82,20 @@ def is_placeholder(value: bytes, key: bytes = b"") -> bool:
     body = low.split(b"_", 1)[-1] if low.count(b"_") == 1 else low
     if len(set(body)) <= 2 or len(set(v)) <= 3:
         return True  # ghp_xxxxxxxx..., AKIA0000..., aaaaaaa
+    if _masked(low, strict):
+        return True
     if v.endswith(b"EXAMPLE") or low.endswith(b"example") or b"example" in low and len(v) < 48:
         return True  # AKIAIOSFODNN7EXAMPLE and the other documented example keys
-    return any(seq in low for seq in _SEQUENCES if len(low) < 2 * len(seq))
+    return strict and any(seq in low for seq in _SEQUENCES if len(low) < 2 * len(seq))
+
+
+def is_wordy(value: bytes) -> bool:
+    """Every long piece is plain words (``AgencyIdentificationCodeContentType``, ``Slack_BOT_TOKEN``):
+    an identifier that starts like a token prefix, not a token. Random draws mix case and digits."""
+    pieces = [p for p in re.split(rb"[^A-Za-z0-9]+", value) if len(p) >= 6]
+    if not pieces:
+        return False
+    return all(_CAMEL_WORDS.match(p) for p in pieces)
 
 
 def is_reference_or_words(value: bytes, quoted: bool) -> bool:
@@ -142,10 +170,23 @@ def looks_random_lower(tok: bytes, min_len: int = 20) -> bool:
     return shannon_entropy(core) >= 0.8 * math.log2(min(n, 36))
 
 
+def token_like(value: bytes) -> bool:
+    """Shaped like a generated credential: 16+ characters with no spaces, letters AND digits (hex
+    and UUIDs included), or random by :func:`looks_random`; not a placeholder, word, path or version."""
+    v = value.strip()
+    if len(v) < 16 or b" " in v or is_placeholder(v) or is_reference_or_words(v, True):
+        return False
+    if looks_random(v) or looks_random_lower(v, 16):
+        return True
+    letters = sum(1 for b in v if 65 <= b <= 90 or 97 <= b <= 122)
+    digits = sum(1 for b in v if 48 <= b <= 57)
+    return letters >= 4 and digits >= 4 and not is_wordy(v)
+
+
 def weak_value(value: bytes) -> bool:
     """For keyword-gated shapes (hex, digits, uuid next to "datadog", "discord"...): a stand-in."""
     v = value.strip()
-    if is_placeholder(v):
+    if is_placeholder(v, strict=False) or is_wordy(v) or v.isalpha():
         return True
     if _UUID.match(v):
         return v.replace(b"-", b"").strip(b"0") == b""

@@ -16,7 +16,6 @@ encodings (base64, hex, URL-encoding), or a secret spelled out with spaces.
 from __future__ import annotations
 
 import bisect
-import re
 import unicodedata
 
 # Default_Ignorable_Code_Point ranges (Unicode 15, DerivedCoreProperties.txt).
@@ -39,7 +38,6 @@ _IGNORABLE_RANGES = (
     (0x1D173, 0x1D17A),
     (0xE0000, 0xE0FFF),
 )
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _CACHE: dict[str, str] = {}
 
 
@@ -77,40 +75,71 @@ class Normalised:
         return self._orig_starts[i] + (offset - self._norm_starts[i])
 
 
+_RUN_CACHE: dict[bytes, bytes | None] = {}
+_runs_re: object = None
+
+
+def _non_ascii_runs() -> object:
+    global _runs_re
+    if _runs_re is None:
+        import re2
+
+        opts = re2.Options()
+        opts.encoding = re2.Options.Encoding.LATIN1  # match bytes, not code points
+        _runs_re = re2.compile(rb"[\x80-\xff]+", opts)
+    return _runs_re
+
+
+def _norm_run(run: bytes) -> bytes | None:
+    """The normalised bytes of one run of non-ASCII characters, or None when it stays as it is."""
+    if run in _RUN_CACHE:
+        return _RUN_CACHE[run]
+    text = run.decode("utf-8", "surrogatepass")
+    out = "".join(_norm_char(ch) for ch in text)
+    result = None if out == text else out.encode("utf-8", "surrogatepass")
+    if len(_RUN_CACHE) < 65536:
+        _RUN_CACHE[run] = result
+    return result
+
+
 def normalise_bytes(buf: bytes) -> Normalised | None:
-    """None when ``buf`` needs nothing (ASCII, or non-ASCII that normalises to itself)."""
+    """None when ``buf`` needs nothing (ASCII, or non-ASCII that normalises to itself).
+
+    Fast path: the distinct runs of non-ASCII bytes (one RE2 ``findall``, then a set) are judged
+    once each, so text that repeats the same accented words or emoji costs almost nothing.
+    """
     if buf.isascii():
         return None
-    text = buf.decode("utf-8", "surrogatepass")
+    runs = _non_ascii_runs()
+    if all(_norm_run(r) is None for r in set(runs.findall(buf))):  # type: ignore[attr-defined]
+        return None
     pieces: list[bytes] = []
     norm_starts: list[int] = []
     orig_starts: list[int] = []
-    changed = False
-    last = 0  # character index
+    last = 0
     norm_pos = 0
-    orig_pos = 0
-    for m in _NON_ASCII.finditer(text):
-        head = text[last : m.start()].encode("ascii")
+    for m in runs.finditer(buf):  # type: ignore[attr-defined]
+        head = buf[last : m.start()]
         pieces.append(head)
         norm_pos += len(head)
-        orig_pos += len(head)
-        for ch in m.group(0):
+        orig_pos = m.start()
+        run = m.group(0)
+        if _norm_run(run) is None:
+            pieces.append(run)
+            norm_pos += len(run)
+            last = m.end()
+            continue
+        for ch in run.decode("utf-8", "surrogatepass"):
             raw_len = len(ch.encode("utf-8", "surrogatepass"))
-            repl = _norm_char(ch)
-            enc = repl.encode("utf-8", "surrogatepass")
-            if repl != ch:
-                changed = True
-            # every non-ASCII character starts a piece: offsets inside it map to its start
+            enc = _norm_char(ch).encode("utf-8", "surrogatepass")
+            # every character of a changed run starts a piece: offsets inside it map to its start
             norm_starts.append(norm_pos)
             orig_starts.append(orig_pos)
             pieces.append(enc)
             norm_pos += len(enc)
             orig_pos += raw_len
-            # the ASCII after it maps 1:1 again, from here
-            norm_starts.append(norm_pos)
-            orig_starts.append(orig_pos)
+        norm_starts.append(norm_pos)  # the bytes after the run map 1:1 again, from here
+        orig_starts.append(orig_pos)
         last = m.end()
-    if not changed:
-        return None
-    pieces.append(text[last:].encode("utf-8", "surrogatepass"))
+    pieces.append(buf[last:])
     return Normalised(b"".join(pieces), norm_starts, orig_starts)

@@ -32,7 +32,7 @@ _L = r"(?:^|[^0-9A-Za-z_])"
 _R = r"(?:[^0-9A-Za-z_]|$)"
 _RD = r"(?:[^0-9A-Za-z_\-]|$)"  # for alphabets that include '-'
 # Assignment between a keyword (plus up to 40 name characters) and a value.
-_OP = r"""[\w.\-]{0,40}?["'\]]?[ \t]{0,3}(?:={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|!=|,|>|\(|[ \t]+is[ \t]|[ \t]+=)[ \t\r\n]{0,20}(?:\\?["'`]|\[)?[ \t]{0,3}"""
+_OP = r"""[\w.\-]{0,40}?["'\]]?[ \t]{0,3}(?:={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|!=|,[ \t]{0,4}["'`]|>|\(|[ \t]+is[ \t]|[ \t]+=|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=)[ \t\r\n]{0,20}(?:\\?["'`]|\[)?[ \t]{0,3}"""
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def P(rule_id: str, body: str, end: bool = True, checks: tuple[str, ...] = ()) -
 
 
 def K(rule_id: str, keywords: str, value: str) -> Rule:
-    return Rule(rule_id, "(?i)(?:" + keywords + ")" + _OP + "(" + value + ")" + _RD, keyword=True)
+    return Rule(rule_id, "(?i)(" + keywords + ")" + _OP + "(" + value + ")" + _RD, keyword=True)
 
 
 def R(rule_id: str, pattern: str) -> Rule:
@@ -169,7 +169,7 @@ RULES: tuple[Rule, ...] = (
     P("artifactory-reference-token", "cmVmd[A-Za-z0-9]{59}"),
     K("jfrog-api-key", "jfrog|artifactory|bintray|xray", AN + "{73}"),
     K("jfrog-identity-token", "jfrog|artifactory|bintray|xray", AN + "{64}"),
-    R("nuget-config-password", r"(?i)<add\s+key=\"(?:clear)?text_?password\"\s+value=\"([^\"]{8,})\"\s*/>"),
+    R("nuget-config-password", r"(?i)<add\s+key=\"(?:(?:clear)?text_?)?password\"\s+value=\"([^\"]{8,})\"\s*/>"),
     P("sourcegraph-access-token", "sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}"),
     P("sourcegraph-access-token", "sgp_[a-fA-F0-9]{40}"),
     P("sourcegraph-access-token", "sgs_[a-fA-F0-9]{40}"),
@@ -192,8 +192,7 @@ RULES: tuple[Rule, ...] = (
     P("1password-secret-key", r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}"),
     P("bitwarden-access-token", r"0\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9]{30}:[A-Za-z0-9+/]{22}==", end=False),
     # --- AI APIs
-    P("anthropic-api-key", "sk-ant-(?:api|admin)0[0-9]-[a-zA-Z0-9_\\-]{80,100}AA", end=False),
-    P("anthropic-api-key", "sk-ant-(?:api|admin|sid|oat)0[0-9]-[a-zA-Z0-9_\\-]{20,}", end=False),
+    P("anthropic-api-key", "sk-ant-(?:api|admin)0[0-9]-[a-zA-Z0-9_\\-]{93}AA"),
     P("openai-api-key", "sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}", end=False),
     P("openai-api-key", "sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,}", end=False),
     P("openai-api-key", "sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20}"),
@@ -355,7 +354,7 @@ RULES: tuple[Rule, ...] = (
     K("yandex-access-token", "yandex", r"t1\.[A-Z0-9a-z_-]+[=]{0,2}\.[A-Z0-9a-z_-]{86}[=]{0,2}"),
     K("intra42-client-secret", "intra|42", r"s-s4t2(?:ud|af)-[a-f0-9]{64}"),
     P("intra42-client-secret", r"s-s4t2(?:ud|af)-[a-f0-9]{64}"),
-    R("sidekiq-secret", r"(?i)BUNDLE_(?:ENTERPRISE__CONTRIBSYS__COM|GEMS__CONTRIBSYS__COM)[ \t]{0,3}(?:=|:=|:|\s)[ \t]{0,3}[\"']?([a-f0-9]{8}:[a-f0-9]{8})"),
+    K("sidekiq-secret", "bundle_enterprise__contribsys__com|bundle_gems__contribsys__com", "[a-f0-9]{8}:[a-f0-9]{8}"),
     R("sidekiq-sensitive-url", r"(?i)https?://([a-f0-9]{8}:[a-f0-9]{8})@(?:gems|enterprise)\.contribsys\.com"),
     # --- keys and blocks
     R("private-key", r"(?i)(-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]{64,}?KEY(?: BLOCK)?-----)"),
@@ -363,7 +362,7 @@ RULES: tuple[Rule, ...] = (
     R("putty-private-key", r"(PuTTY-User-Key-File-[0-9]+: )"),
     R("jwt", r"(?:^|[^0-9A-Za-z_\-])(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9/\\_\-]{17,}\.(?:[a-zA-Z0-9/\\_\-]{10,}={0,2})?)"),
     # --- command lines and config formats
-    R("curl-auth-user", r"(?:^|[\s;|&(`])curl\b[^\n]{0,200}?\s(?:-u|--user)\s*['\"]?([^\s'\"]{1,120}:[^\s'\"]{3,120})['\"]?(?:\s|$)"),
+    R("curl-auth-user", r"(?:^|[\s;|&(`])curl\b(?:[^\n]|\\\n){0,400}?\s(?:-u|--user)\s*['\"]?([^\s'\"]{0,120}:[^\s'\"]{3,120})['\"]?(?:\s|$)"),
     R("curl-auth-header", r"(?i)(?:^|[\s;|&(`])curl\b[^\n]{0,400}?\s(?:-H|--header)\s*['\"]\s*(?:Authorization|X-Api-Key|Api-Key|X-Auth-Token|Private-Token|X-Token)\s*:\s*(?:Bearer|Basic|Token|Api-Token|Key)?\s*([^\s'\"]{8,})"),
     R("basic-auth-header", r"(?i)Authorization\s*:\s*Basic\s+([A-Za-z0-9+/]{12,}={0,2})"),
     R("bearer-token", r"(?i)Authorization\s*:\s*Bearer\s+([A-Za-z0-9._~+/\-]{20,}={0,2})"),

@@ -48,7 +48,6 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "facebook-access-token": ((r"[0-9]{15}(?:\||%7C)", True, 2),),
     "maxmind-license-key": (("_mmk", False, 40),),
     "freemius-secret-key": (("secret_key", False, 2),),
-    "sidekiq-secret": (("contribsys__com", False, 30),),
     "sidekiq-sensitive-url": (("contribsys.com", False, 40),),
     "microsoft-teams-webhook": ((".webhook.office.com", False, 70),),
     "discord-webhook": (("/api/webhooks/", False, 20),),
@@ -139,7 +138,7 @@ def triggers_for(rule: Rule) -> list[Trigger]:
         return [Trigger(t.lower() if not regex else t, not regex, regex, before) for t, regex, before in _EXPLICIT[rule.id]]
     pat = rule.pattern
     if rule.keyword:
-        keywords = pat[len("(?i)(?:") : pat.index(")", len("(?i)(?:"))]
+        keywords = pat[len("(?i)(") : pat.index(")", len("(?i)("))]
         return [Trigger(_literal_prefix(k).lower(), True) for k in _alternatives(keywords)]
     ci = False
     head = "(?:^|[^0-9A-Za-z_])("
