@@ -146,8 +146,9 @@ def _check_value(rule_index: int, m: Any, buf: bytes) -> bool:
         ks, ke = m.span(1)
         return _keyword_at_word_edge(buf, ks, ke) and not judge.weak_value(value)
     if rule.id == "curl-auth-user":
-        password = value.split(b":", 1)[1]
-        return judge.is_secret_value(password, True) and not password.startswith(b"$")
+        user, password = value.split(b":", 1)
+        password = password.strip(b"'\"") or user  # ``-u ":pw"`` and ``-u "pw:"`` both leak
+        return judge.is_secret_value(password, True) and not password.startswith((b"$", b"{", b"<", b"["))
     if rule.id in ("connection-string-password", "curl-auth-header", "hashicorp-tf-password", "nuget-config-password"):
         return judge.is_secret_value(value, True) and not value.startswith((b"{", b"$", b"%"))
     if rule.id in _NO_RUN_CHECK:

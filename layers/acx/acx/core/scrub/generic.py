@@ -35,7 +35,7 @@ _KW_NAME_OK = re.compile(
     |credentials?|signature)|(?:api|apikey|secret|private|access|client|signing|encryption|master
     |auth|account|app|service|license|session|webhook|deploy|ssh|gpg|storage|x-api|consumer|user
     |admin|bot|bearer|refresh|oauth|pat|sas|shared|root|db|database|redis|smtp|mail)[_.-]?keys?
-    |apikey|pat|sig|key)$""",
+    |apikey|pat|sig)$|^keys?$""",
     re.X,
 )
 _KW_VALUE = re.compile(
@@ -126,6 +126,8 @@ def check_assignment(buf: bytes, stem_start: int, op_end: int, op: bytes, spans:
         return vstart + len(value)
     if b"\n" in buf[op_end:vstart] and op != b">" and not quoted:
         return op_end  # ``password:`` then a new line: the next line is not its value
+    if vm.group(3) is not None and b" " in value:
+        return vstart + len(value)  # `command substitution`
     if not judge.is_secret_value(value, quoted, name):
         return vstart + len(value)
     rule = "secret-assignment"
@@ -158,8 +160,43 @@ def scan_uris(buf: bytes, spans: list[Span], budget: list[int]) -> None:
         spans.append(("uri-credentials", m.start(2), m.end(2), BLOCK))
 
 
+_PUBLIC_BLOCK = re.compile(rb"-----BEGIN (?:PGP PUBLIC KEY BLOCK|PUBLIC KEY|RSA PUBLIC KEY|CERTIFICATE|X509 CRL)-----")
+# The value of a name that says what it is: public keys, ids, hashes, nonces are not credentials.
+_NOT_SECRET_NAME = re.compile(
+    rb"(?i)(?:public|publishable|pub)[\w.-]{0,20}[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?$"
+    rb"|(?:id|ids|hash|digest|checksum|sha\d*|etag|fingerprint|uuid|guid|nonce|salt|iv)[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?$"
+)
+
+
+def _public_ranges(buf: bytes) -> list[tuple[int, int]]:
+    """Byte ranges of PEM/PGP public key and certificate blocks: base64 there is public by design."""
+    out = []
+    if b"-----BEGIN" not in buf:
+        return out
+    for m in _PUBLIC_BLOCK.finditer(buf):
+        end = buf.find(b"-----END", m.end())
+        out.append((m.start(), end if end >= 0 else len(buf)))
+    return out
+
+
+def _in_url(buf: bytes, pos: int) -> bool:
+    """Whether ``pos`` is in the path or query of a URL (a document id, a CDN file name)."""
+    lo = max(0, pos - 200)
+    scheme = buf.rfind(b"://", lo, pos)
+    if scheme < 0:
+        return False
+    between = buf[scheme:pos]
+    return not any(c in between for c in (b" ", b"\n", b"\t", b'"', b"'", b"\x00", b"@"))
+
+
 def scan_runs(buf: bytes, spans: list[Span], budget: list[int]) -> None:
-    """Long runs of token characters: AWS secret keys in context, other random-looking blobs."""
+    """Long runs of token characters: AWS secret keys in context, other random-looking blobs.
+
+    Not judged: runs inside a URL's path or query (document ids; a credential in a URL is the URI
+    and assignment rules' job), inside public key / certificate blocks, and the values of names that
+    say they are public, ids or hashes (``public_key =``, ``credentialId:``, ``issuerKeyHash=``).
+    """
+    public = _public_ranges(buf)
     tr = buf.translate(_RUN_TABLE)
     find = tr.find
     end = len(tr)
@@ -172,7 +209,9 @@ def scan_runs(buf: bytes, spans: list[Span], budget: list[int]) -> None:
         budget[0] -= 1
         if budget[0] < 0:
             return
-        _check_run(buf, tok, pos, spans)
+        if not (_in_url(buf, pos) or any(a <= pos < b for a, b in public)):
+            if _NOT_SECRET_NAME.search(buf, max(0, pos - 48), pos) is None:
+                _check_run(buf, tok, pos, spans)
         pos = find(_RUN_PROBE, stop)
 
 
@@ -189,7 +228,7 @@ def _check_run(buf: bytes, tok: bytes, pos: int, spans: list[Span]) -> None:
             return
     if len(core) > 4096:
         core = core[:4096]
-    if len(core) >= MIN_RUN and (judge.looks_random(core) or _random_piece(core)):
+    if len(core) >= MIN_RUN and (judge.looks_random(core) or _random_piece(core)) and not judge.is_placeholder(core):
         spans.append(("high-entropy", start, start + len(core), BLOCK))
 
 

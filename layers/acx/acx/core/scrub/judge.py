@@ -49,7 +49,13 @@ _RUNS = re.compile(
     + b"|".join(re.escape(_a[i : i + 7]) for _a in (b"abcdefghijklmnopqrstuvwxyz",) for i in range(20))
     + rb"|(.)\1{5,}|(..)\2{4,}|(...)\3{3,}"
 )
-_MASK_RUNS = re.compile(rb"[x*0#.]{6,}|(..)\1{4,}|(...)\2{3,}", re.I)
+_MASK_RUNS = re.compile(
+    rb"[x*0#.]{6,}|(..)\1{4,}|(...)\2{3,}|"
+    + b"|".join(re.escape(_a[i : i + 7]) for _a in (b"abcdefghijklmnopqrstuvwxyz",) for i in range(20)),
+    re.I,
+)
+_ANY_RUN = re.compile(rb"(.)\1{5,}")
+_EXPRESSION = re.compile(rb"\s[=:+]\s|\s=$|^[$`]|[-:@]v?[0-9]+\.[0-9]+(?:\.[0-9]+)?$")
 _CAMEL_WORDS = re.compile(rb"^(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z]))+$")
 
 
@@ -84,7 +90,7 @@ def is_placeholder(value: bytes, key: bytes = b"", strict: bool = True) -> bool:
         return True  # ghp_xxxxxxxx..., AKIA0000..., aaaaaaa
     if _masked(low, strict):
         return True
-    if v.endswith(b"EXAMPLE") or low.endswith(b"example") or b"example" in low and len(v) < 48:
+    if b"example" in low:
         return True  # AKIAIOSFODNN7EXAMPLE and the other documented example keys
     return strict and any(seq in low for seq in _SEQUENCES if len(low) < 2 * len(seq))
 
@@ -104,8 +110,9 @@ def is_reference_or_words(value: bytes, quoted: bool) -> bool:
     v = value.strip()
     if not quoted:
         v = v.rstrip(b").,;:]}>")
-    if len(v) < 4:
-        return True
+    v = v.rstrip(b":")
+    if len(v) < 4 or _EXPRESSION.search(v):
+        return True  # ``name = ...`` pasted as a value, `$cmd`, a package coordinate ``x:y-1.2.3``
     if _CODE_REF.match(v) or _WORDS.match(v) or _VERSION.match(v):
         return True
     if quoted and b" " in v and all(_WORDS.match(w) for w in v.split()):
@@ -186,7 +193,7 @@ def token_like(value: bytes) -> bool:
 def weak_value(value: bytes) -> bool:
     """For keyword-gated shapes (hex, digits, uuid next to "datadog", "discord"...): a stand-in."""
     v = value.strip()
-    if is_placeholder(v, strict=False) or is_wordy(v) or v.isalpha():
+    if is_placeholder(v, strict=False) or is_wordy(v) or v.isalpha() or _ANY_RUN.search(v):
         return True
     if _UUID.match(v):
         return v.replace(b"-", b"").strip(b"0") == b""

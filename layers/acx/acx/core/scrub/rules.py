@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # A token character: what may not touch a self-identifying token on its left.
-_L = r"(?:^|[^0-9A-Za-z_])"
+_L = r"(?:^|[^0-9A-Za-z_+.])"  # '+' and '.': inside base64 blobs and file names a prefix is no token
 _R = r"(?:[^0-9A-Za-z_]|$)"
 _RD = r"(?:[^0-9A-Za-z_\-]|$)"  # for alphabets that include '-'
 # Assignment between a keyword (plus up to 40 name characters) and a value.
@@ -173,6 +173,7 @@ RULES: tuple[Rule, ...] = (
     P("sourcegraph-access-token", "sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}"),
     P("sourcegraph-access-token", "sgp_[a-fA-F0-9]{40}"),
     P("sourcegraph-access-token", "sgs_[a-fA-F0-9]{40}"),
+    K("sourcegraph-access-token", "sourcegraph", "[a-f0-9]{40}"),
     P("infracost-api-token", "ico-[a-zA-Z0-9]{32}"),
     P("prefect-api-token", "pnu_[a-zA-Z0-9]{36}"),
     P("postman-api-token", "PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}"),
@@ -320,7 +321,7 @@ RULES: tuple[Rule, ...] = (
     K("gitter-access-token", "gitter", "[a-z0-9_-]{40}"),
     K("beamer-api-token", "beamer", "b_[a-z0-9=_\\-]{44}"),
     K("facebook-secret", "facebook", "[a-f0-9]{32}"),
-    P("facebook-access-token", r"[0-9]{15,16}(?:\||%)[0-9a-z\-_]{27,40}", end=False),
+    P("facebook-access-token", r"[0-9]{15,16}(?:\||%7C)[0-9A-Za-z\-_]{27,40}", end=False),
     P("facebook-page-access-token", "EAA[MC][a-zA-Z0-9]{100,}", end=False),
     K("twitter-api-key", "twitter", AN + "{25}"),
     K("twitter-api-secret", "twitter", AN + "{50}"),
@@ -362,8 +363,8 @@ RULES: tuple[Rule, ...] = (
     R("putty-private-key", r"(PuTTY-User-Key-File-[0-9]+: )"),
     R("jwt", r"(?:^|[^0-9A-Za-z_\-])(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9/\\_\-]{17,}\.(?:[a-zA-Z0-9/\\_\-]{10,}={0,2})?)"),
     # --- command lines and config formats
-    R("curl-auth-user", r"(?:^|[\s;|&(`])curl\b(?:[^\n]|\\\n){0,400}?\s(?:-u|--user)\s*['\"]?([^\s'\"]{0,120}:[^\s'\"]{3,120})['\"]?(?:\s|$)"),
-    R("curl-auth-header", r"(?i)(?:^|[\s;|&(`])curl\b[^\n]{0,400}?\s(?:-H|--header)\s*['\"]\s*(?:Authorization|X-Api-Key|Api-Key|X-Auth-Token|Private-Token|X-Token)\s*:\s*(?:Bearer|Basic|Token|Api-Token|Key)?\s*([^\s'\"]{8,})"),
+    R("curl-auth-user", r"(?:^|[\s;|&(`=])curl\b(?:[^\n]|\\\n){0,400}?\s(?:-u|--user)\s*['\"]?([^\s'\"]{0,120}:['\"]?[^\s'\"]{0,120})['\"]?(?:\s|$)"),
+    R("curl-auth-header", r"(?i)(?:^|[\s;|&(`=])curl\b[^\n]{0,400}?\s(?:-H|--header)\s*['\"]\s*(?:Authorization|X-Api-Key|Api-Key|X-Auth-Token|Private-Token|X-Token)\s*:\s*(?:Bearer|Basic|Token|Api-Token|Key)?\s*([^\s'\"]{8,})"),
     R("basic-auth-header", r"(?i)Authorization\s*:\s*Basic\s+([A-Za-z0-9+/]{12,}={0,2})"),
     R("bearer-token", r"(?i)Authorization\s*:\s*Bearer\s+([A-Za-z0-9._~+/\-]{20,}={0,2})"),
     R("connection-string-password", r"(?i)(?:^|[;\s\"'])(?:password|pwd)\s*=\s*([^;\s\"'{}$<>%]{6,})(?:;|\s|$|[\"'])"),
