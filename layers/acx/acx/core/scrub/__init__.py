@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acx.core.scrub.engine import MIN_SECRET_LEN, scan_bytes
-from acx.core.scrub.generic import BLOCK, WARN, secret_name
-from acx.core.scrub.judge import is_secret_value, shannon_entropy
+from acx.core.scrub.generic import BARE, BLOCK, WARN, secret_name
+from acx.core.scrub.judge import is_secret_value, shannon_entropy, token_like
 from acx.core.scrub.rules import RULES
 
 __all__ = [
@@ -166,7 +166,9 @@ def _collect(value: Any, out: list[str], kv: list[int]) -> None:
         for key, item in value.items():
             if isinstance(key, str):
                 if isinstance(item, str) and len(item) >= 4 and _secret_key(key):
-                    if is_secret_value(_enc(item), True, _enc(key)):
+                    value = _enc(item)
+                    weak = BARE.match(key.strip().lower().encode()) is not None
+                    if is_secret_value(value, True, _enc(key)) and (not weak or token_like(value)):
                         kv.append(len(out))
                 out.append(key)
             _collect(item, out, kv)
@@ -245,11 +247,12 @@ class _Batch:
         self.strings.append(text)
 
     def scan(self, pattern: re.Pattern[bytes] | None) -> list[Finding]:
+        spans = self._scan_spans(pattern)
         hits: list[tuple[int, str, int, str]] = [(i, "secret-assignment", 0, BLOCK) for i in self.kv]
-        hits.extend(self._scan_spans(pattern))
+        hits.extend(spans)
         if not hits:
             return []
-        hit_strings = {h[0] for h in hits}
+        hit_strings = {h[0] for h in spans}  # strings that themselves matched: never named
         starts = [o.first for o in self.owners]
         paths: dict[int, list[str]] = {}
         findings: list[Finding] = []

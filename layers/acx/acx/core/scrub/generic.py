@@ -43,7 +43,7 @@ _KW_VALUE = re.compile(
     |`([^`\x00\n]{0,512})`?|([^\s"'`,;<\x00]{0,512}))""",
     re.X,
 )
-_BARE = re.compile(rb"^(?:key|keys|token|tokens|secret|secrets|auth|pass|pat|sig|signature|credentials?|creds?)$")
+BARE = re.compile(rb"^(?:key|keys|token|tokens|secret|secrets|auth|pass|pat|sig|signature|credentials?|creds?)$")
 _AWS_CONTEXT = re.compile(rb"aws|secret.?access|secretaccess", re.I)
 _URI_CRED = re.compile(
     rb"[A-Za-z][A-Za-z0-9+.-]{0,30}://([^\s/?#@:\"'<>\x00]{1,256}):([^\s/?#@\"'<>\x00]{1,256})@\Z"
@@ -105,10 +105,10 @@ def check_assignment(buf: bytes, stem_start: int, op_end: int, op: bytes, spans:
     while name_end > stem_start and buf[name_end - 1] in b" \t\"'>]":
         name_end -= 1
     name = buf[name_start:name_end]
-    if name_start > 0 and buf[name_start - 1] == 0x3C and op == b">":
-        pass  # <password>value</password>
-    elif op == b">":
-        return op_end
+    if op == b">":  # only an element: <password>value</password>
+        closing = b"</" + name
+        if name_start == 0 or buf[name_start - 1] != 0x3C or buf.find(closing, op_end, op_end + 600) < 0:
+            return op_end
     if not secret_name(name):
         return op_end
     vm = _KW_VALUE.match(buf, op_end)
@@ -120,12 +120,12 @@ def check_assignment(buf: bytes, stem_start: int, op_end: int, op: bytes, spans:
             break
     else:
         return op_end
-    weak = op.strip() in (b"is", b"was", b"are", b"(") or op == b"," or _BARE.match(name.lower()) is not None
+    if b"\n" in buf[op_end:vstart] and op != b">":
+        return op_end  # ``password:`` then a new line: the next line is not its value
+    weak = op.strip() in (b"is", b"was", b"are", b"(") or op == b"," or BARE.match(name.lower()) is not None
     if weak and not judge.token_like(value):
         # prose, argument lists and a bare ``key``/``token``: only a value shaped like a token counts
         return vstart + len(value)
-    if b"\n" in buf[op_end:vstart] and op != b">" and not quoted:
-        return op_end  # ``password:`` then a new line: the next line is not its value
     if vm.group(3) is not None and b" " in value:
         return vstart + len(value)  # `command substitution`
     if not judge.is_secret_value(value, quoted, name):

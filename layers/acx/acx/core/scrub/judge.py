@@ -147,7 +147,9 @@ def looks_random(tok: bytes) -> bool:
     """
     core = tok.strip(b"=")
     n = len(core)
-    if n < 24 or core.islower() or core.isupper():
+    if core.isupper():
+        return False  # ULIDs, Crockford base32 ids, CONSTANT_NAMES: only provider rules judge these
+    if n < 24 or core.islower():
         return looks_random_lower(core)
     longest = max(_PIECES.split(core), key=len)
     if len(longest) < 16 or longest.islower() or longest.isupper():
@@ -165,7 +167,9 @@ def looks_random_lower(tok: bytes, min_len: int = 20) -> bool:
     Hex digests (commit SHAs, sha256) never qualify: only letters a-f. Identifiers such as
     ``python311`` or ``mem00001234`` flip class once or twice; random draws flip every 2-3 chars.
     """
-    core = tok.strip(b"=").lower()
+    core = tok.strip(b"=")
+    if not core.islower():
+        return False
     n = len(core)
     if n < min_len or n > 256 or not core.isalnum() or _HEX.match(core):
         return False
