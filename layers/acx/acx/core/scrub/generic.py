@@ -30,6 +30,7 @@ _KW_TAIL = rb"""(?:(?<=pass)(?:word|wd|phrase)?|(?<=pwd)|(?<=secret)s?|(?<=token
     (?P<op>={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|,(?=[ \t]{0,4}["'])|>|\((?=["'])|[ \t](?:is|was|are)[ \t]
     |[ \t]\((?=[^ ])|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=)"""
 KW_NAME_BACK = re.compile(rb"[A-Za-z0-9_.-]{0,64}\Z")
+_NAME_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _KW_NAME_OK = re.compile(
     rb"""(?:^|[_.-])(?:[a-z0-9]*(?:password|passwd|passphrase|pwd|pass|secrets?|tokens?|auth|creds?
     |credentials?|signature)|(?:api|apikey|secret|private|access|client|signing|encryption|master
@@ -94,13 +95,15 @@ def scan_assignments(buf: bytes, low: bytes, spans: list[Span], budget: list[int
             budget[0] -= 1
             if budget[0] < 0:
                 return
-            skip_to = check_assignment(buf, i, m.end(), m.group("op"), spans)
+            skip_to = check_assignment(buf, i, m.end(), m.group("op"), spans, budget)
 
 
-def check_assignment(buf: bytes, stem_start: int, op_end: int, op: bytes, spans: list[Span]) -> int:
+def check_assignment(
+    buf: bytes, stem_start: int, op_end: int, op: bytes, spans: list[Span], budget: list[int]
+) -> int:
     """Judge one NAME <op> VALUE; returns the end of what was read (the next stem is searched after)."""
-    back = KW_NAME_BACK.search(buf, max(0, stem_start - 64), stem_start)
-    name_start = back.start() if back else stem_start
+    window = buf[max(0, stem_start - 64) : stem_start]
+    name_start = stem_start - (len(window) - len(window.rstrip(_NAME_CHARS)))
     name_end = op_end - len(op)
     while name_end > stem_start and buf[name_end - 1] in b" \t\"'>]":
         name_end -= 1
@@ -120,6 +123,7 @@ def check_assignment(buf: bytes, stem_start: int, op_end: int, op: bytes, spans:
             break
     else:
         return op_end
+    budget[0] -= len(value) // 64  # judging costs with the length judged
     if b"\n" in buf[op_end:vstart] and op != b">":
         return op_end  # ``password:`` then a new line: the next line is not its value
     weak = op.strip() in (b"is", b"was", b"are", b"(") or op == b"," or BARE.match(name.lower()) is not None
@@ -206,7 +210,7 @@ def scan_runs(buf: bytes, spans: list[Span], budget: list[int]) -> None:
         if stop < 0:
             stop = end
         tok = buf[pos:stop]
-        budget[0] -= 1
+        budget[0] -= 1 + min(len(tok), 4096) // 256
         if budget[0] < 0:
             return
         if not (_in_url(buf, pos) or any(a <= pos < b for a, b in public)):

@@ -20,13 +20,14 @@ _PLACEHOLDER_WORDS = frozenset(
     masked omitted notset not_set unset required optional string str bytes int true false
     test testing foobar foo bar baz replaceme replace_me insert_here value""".split()
 )
+# Anchored at the start only (each alternative fails fast): no ``.*X.*`` forms, which backtrack.
 _PLACEHOLDER = re.compile(
-    rb"""^(?:<[^>]*>?|\$\{[^}]*\}?|\$\{\{.*|\$\(.*|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*|\{[A-Za-z_][\w.]*\}
-    |%\(?[a-z_]*\)?s|%[A-Za-z_][A-Za-z0-9_]*%|\[.*\]|\.\.\.+.*|[Yy]our[_ -].*|YOUR[_ -].*|.*[_-]here
-    |.*_HERE|REPLACE[_-]?ME.*|<?redacted>?|.*\[redacted\].*|\*+.*|.*\*{3,}.*|.*x{6,}.*|.*X{6,}.*
-    |.*\#{4,}.*|.*\.{3,}|.*\u2026)$""".replace(rb"\u2026", "\u2026".encode()),
+    rb"""^(?:<[^>]*>?$|\$\{|\$\(|\$[A-Za-z_][A-Za-z0-9_]*$|\{\{|\{[A-Za-z_][\w.]*\}$|%\(?[a-z_]*\)?s$
+    |%[A-Za-z_][A-Za-z0-9_]*%$|\[.*\]$|\.\.\.|your[_ -]|replace[_-]?me|<?redacted>?$|\*)""",
     re.X | re.S | re.I,
 )
+_INFIXES = (b"[redacted]", b"***", b"xxxxxx", b"####", b"\xe2\x80\xa6")  # ... as one character too
+_SUFFIXES = (b"_here", b"-here", b"...")
 _CODE_REF = re.compile(
     rb"""^(?:[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*|\[.*)?
     |[A-Za-z_][A-Za-z0-9_]*\(.*|[A-Za-z_][A-Za-z0-9_]*\[.*|(?:arn|ssm|vault|secretsmanager|op|env)
@@ -81,7 +82,9 @@ def is_placeholder(value: bytes, key: bytes = b"", strict: bool = True) -> bool:
     if len(v) < 4:
         return True
     low = v.lower()
-    if low in _PLACEHOLDER_WORDS or _PLACEHOLDER.match(v):
+    if low in _PLACEHOLDER_WORDS or _PLACEHOLDER.match(v) or low.endswith(_SUFFIXES):
+        return True
+    if any(piece in low for piece in _INFIXES):
         return True
     if key and low == key.strip(b"\"'` ").lower():
         return True  # ACCESS_TOKEN=ACCESS_TOKEN
@@ -189,8 +192,8 @@ def token_like(value: bytes) -> bool:
         return False
     if looks_random(v) or looks_random_lower(v, 16):
         return True
-    letters = sum(1 for b in v if 65 <= b <= 90 or 97 <= b <= 122)
-    digits = sum(1 for b in v if 48 <= b <= 57)
+    letters = len(v) - len(v.translate(None, _LETTERS))
+    digits = len(v) - len(v.translate(None, _DIGIT_BYTES))
     return letters >= 4 and digits >= 4 and not is_wordy(v)
 
 
@@ -206,6 +209,8 @@ def weak_value(value: bytes) -> bool:
 
 
 _B62 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_LETTERS = _B62[10:]
+_DIGIT_BYTES = _B62[:10]
 
 
 def crc32_base62_ok(token: bytes) -> bool:

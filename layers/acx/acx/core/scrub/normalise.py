@@ -16,6 +16,7 @@ encodings (base64, hex, URL-encoding), or a secret spelled out with spaces.
 from __future__ import annotations
 
 import bisect
+import re
 import unicodedata
 
 # Default_Ignorable_Code_Point ranges (Unicode 15, DerivedCoreProperties.txt).
@@ -57,6 +58,10 @@ def _norm_char(ch: str) -> str:
     return out
 
 
+class NormaliseBudget(Exception):
+    """More changed characters than honest text holds (``256 + len // 64``): refuse, do not grind."""
+
+
 class Normalised:
     """The normalised UTF-8 bytes of a string and a map from their offsets to the original's."""
 
@@ -76,18 +81,8 @@ class Normalised:
 
 
 _RUN_CACHE: dict[bytes, bytes | None] = {}
-_runs_re: object = None
-
-
-def _non_ascii_runs() -> object:
-    global _runs_re
-    if _runs_re is None:
-        import re2
-
-        opts = re2.Options()
-        opts.encoding = re2.Options.Encoding.LATIN1  # match bytes, not code points
-        _runs_re = re2.compile(rb"[\x80-\xff]+", opts)
-    return _runs_re
+# One byte class repeated: linear in ``re`` (nothing to backtrack into), and its findall is C-speed.
+_RUNS = re.compile(rb"[\x80-\xff]+")
 
 
 def _norm_run(run: bytes) -> bytes | None:
@@ -110,15 +105,19 @@ def normalise_bytes(buf: bytes) -> Normalised | None:
     """
     if buf.isascii():
         return None
-    runs = _non_ascii_runs()
-    if all(_norm_run(r) is None for r in set(runs.findall(buf))):  # type: ignore[attr-defined]
+    found = _RUNS.findall(buf)
+    changed = {r for r in set(found) if _norm_run(r) is not None}
+    if not changed:
         return None
+    if sum(1 for r in found if r in changed) > 256 + len(buf) // 64:
+        raise NormaliseBudget
     pieces: list[bytes] = []
     norm_starts: list[int] = []
     orig_starts: list[int] = []
     last = 0
     norm_pos = 0
-    for m in runs.finditer(buf):  # type: ignore[attr-defined]
+    budget = 256 + len(buf) // 64
+    for m in _RUNS.finditer(buf):
         head = buf[last : m.start()]
         pieces.append(head)
         norm_pos += len(head)
@@ -129,6 +128,9 @@ def normalise_bytes(buf: bytes) -> Normalised | None:
             norm_pos += len(run)
             last = m.end()
             continue
+        budget -= 1
+        if budget < 0:
+            raise NormaliseBudget
         for ch in run.decode("utf-8", "surrogatepass"):
             raw_len = len(ch.encode("utf-8", "surrogatepass"))
             enc = _norm_char(ch).encode("utf-8", "surrogatepass")

@@ -2,6 +2,9 @@
 
 The prefilter is ONE RE2 alternation of all triggers (a DFA: linear in the text, ~500 MB/s). Only a
 trigger hit costs Python work: the rules behind that trigger run on a bounded window around it.
+Regex triggers keep their counted repetitions small ({4}): an unanchored ``[A-Za-z0-9]{17}`` makes
+the DFA track every offset inside a random run, its cache thrashes on base64 and RE2 falls back to
+its (linear, but ~100x slower) NFA. ``test_scrub_linear`` pins that.
 Triggers are derived from each pattern's literal prefix; rules without one name theirs below.
 """
 
@@ -28,9 +31,9 @@ class Trigger:
 # Rules whose pattern has no literal prefix: (trigger, is regex, bytes before the trigger).
 _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "aws-access-key-id": ((r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{4}", True, 2),),
-    "yandex-aws-access-token": ((r"YC[a-zA-Z0-9_-]{20}", True, 2),),
+    "yandex-aws-access-token": ((r"YC[a-zA-Z0-9_-]{4}", True, 2),),
     "vercel-token": ((r"vc[pkiar]_", True, 2), ("vercel", False, 1)),
-    "twilio-api-key": ((r"SK[0-9a-fA-F]{32}", True, 2),),
+    "twilio-api-key": ((r"SK[0-9a-fA-F]{4}", True, 2),),
     "azure-ad-client-secret": (("Q~", True, 5),),
     "azure-storage-key": (("accountkey", False, 1), ("sharedaccesskey", False, 1), ("storage", False, 12)),
     "azure-sas-token": (("sig=", False, 2),),
@@ -43,7 +46,7 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "sentry-dsn": (("sentry.io", False, 120), ("ingest", False, 120)),
     "new-relic-license-key": (("NRAL", False, 37),),
     "mailchimp-api-key": ((r"-us[0-9]", True, 34),),
-    "discord-bot-token": ((r"[MNO][A-Za-z0-9_-]{23,25}\.", True, 1),),
+    "discord-bot-token": (("discord", False, 120), ("bot", False, 120)),
     "telegram-bot-api-token": ((r"[0-9]:A", True, 18),),
     "facebook-access-token": ((r"[0-9]{15}(?:\||%7C)", True, 2),),
     "maxmind-license-key": (("_mmk", False, 40),),
@@ -54,7 +57,7 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "slack-webhook-url": (("hooks.slack.com", False, 9),),
     "private-key": (("-----BEGIN", False, 1),),
     "putty-private-key": (("PuTTY-User-Key-File-", False, 1),),
-    "jwt": ((r"ey[a-zA-Z0-9]{17}", True, 2),),
+    "jwt": ((r"ey[a-zA-Z0-9]{4}", True, 2),),
     "curl-auth-user": (("curl", False, 2),),
     "curl-auth-header": (("curl", False, 2),),
     "basic-auth-header": (("authorization", False, 1),),
@@ -68,7 +71,7 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "settlemint-token": (("sm_", False, 2),),
     "launchdarkly-access-token": (("launchdarkly", False, 1), ("api-", False, 2), ("sdk-", False, 2), ("mob-", False, 2)),
     "stripe-access-token": (("sk_", False, 2), ("rk_", False, 2)),
-    "square-access-token": ((r"EAAA[\w-]{22}", True, 2), ("sq0atp-", False, 2)),
+    "square-access-token": ((r"EAAA[\w-]{4}", True, 2), ("sq0atp-", False, 2)),
     "flyio-access-token": (("fo1_", False, 2), ("fm1", False, 2), ("fm2_", False, 2)),
     "harness-api-key": (("pat.", False, 2), ("sat.", False, 2)),
     "authress-service-client-access-key": ((".acc_", False, 48), (".acc-", False, 48)),
