@@ -133,6 +133,8 @@ def _check_value(rule_index: int, m: Any, buf: bytes) -> bool:
     value = buf[s:e]
     if "crc32-base62" in rule.checks and judge.crc32_base62_ok(value):
         return True  # a valid checksum: a real token, whatever it looks like
+    if buf[e : e + 4] in _MASK_TAILS:
+        return False  # ``xoxp-5723...-####``: the token runs on into a mask
     if rule.keyword:
         ks, ke = m.span(1)
         return _keyword_at_word_edge(buf, ks, ke) and not judge.weak_value(value)
@@ -147,6 +149,7 @@ def _check_value(rule_index: int, m: Any, buf: bytes) -> bool:
     return not (judge.is_placeholder(value, strict=False) or judge.is_wordy(value))
 
 
+_MASK_TAILS = frozenset({b"####", b"****", b"xxxx", b"XXXX", b"...."})
 _NO_RUN_CHECK = frozenset({"twitter-bearer-token", "private-key", "putty-private-key", "gcp-service-account", "kubernetes-secret-yaml"})
 
 
