@@ -81,7 +81,7 @@ def _node() -> str | None:
     setup = PEER / "setup-node.sh"
     if not setup.exists():
         return None
-    done = subprocess.run(["bash", str(setup)], capture_output=True, text=True, check=False)  # noqa: S603, S607
+    done = subprocess.run(["bash", str(setup)], capture_output=True, text=True, check=False)
     path = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     return path if path and Path(path).exists() else shutil.which("node")
 
@@ -120,8 +120,17 @@ def run(quick: bool) -> list[dict[str, Any]]:
             ("scrub recall, gitleaks corpus, in sentences", "recall_sentence", ">= 0.95"),
             ("scrub clean samples blocked, gitleaks corpus", "clean_blocked", "<= 0.10"),
         ):
-            rows.append({"name": name, "value": round(fig[key], 4), "unit": "", "baseline": None, "ratio": None,
-                         "target": target, "note": f"{fig['n']} samples"})
+            rows.append(
+                {
+                    "name": name,
+                    "value": round(fig[key], 4),
+                    "unit": "",
+                    "baseline": None,
+                    "ratio": None,
+                    "target": target,
+                    "note": f"{fig['n']} samples",
+                }
+            )
     n = 10_000 if quick else 50_000
     records = cli.generate_records(n)
     data = json.dumps({"records": records}, ensure_ascii=False).encode()  # the CLI's clean-file path
@@ -139,18 +148,28 @@ def run(quick: bool) -> list[dict[str, Any]]:
         (f"scrub scan_bundle, full rule set ({n} records, {mb:.0f} MB)", bundle_s),
         ("scrub raw bytes, full rule set (CLI path on clean files)", raw_s),
     ):
-        rows.append({"name": name, "value": round(mb / seconds, 1), "unit": "MB/s", "baseline": round(floor, 1),
-                     "ratio": (mb / seconds) / floor, "target": "report; baseline = one AKIA regex pass (floor)"})
+        rows.append(
+            {
+                "name": name,
+                "value": round(mb / seconds, 1),
+                "unit": "MB/s",
+                "baseline": round(floor, 1),
+                "ratio": (mb / seconds) / floor,
+                "target": "report; baseline = one AKIA regex pass (floor)",
+            }
+        )
     ours, theirs, note = cli_against_node(5_000 if quick else 50_000, 1 if quick else 5)
-    rows.append({
-        "name": "acx scrub whole process vs Node reference scrub (same file, same run)",
-        "value": round(ours, 3),
-        "unit": "s",
-        "baseline": round(theirs, 3) if theirs else "node not available",
-        "ratio": (ours / theirs) if theirs else None,
-        "target": "ratio <= 0.83 (1.2x faster)",
-        "note": note,
-    })
+    rows.append(
+        {
+            "name": "acx scrub whole process vs Node reference scrub (same file, same run)",
+            "value": round(ours, 3),
+            "unit": "s",
+            "baseline": round(theirs, 3) if theirs else "node not available",
+            "ratio": (ours / theirs) if theirs else None,
+            "target": "ratio <= 0.83 (1.2x faster)",
+            "note": note,
+        }
+    )
     return rows
 
 

@@ -42,7 +42,10 @@ def knowledge(path: str) -> dict[str, str]:
     ("files", "where"),
     [
         ({"knowledge": [knowledge("knowledge/ok.md"), knowledge(f"knowledge/{TOKEN}.md")]}, "knowledge[1]"),
-        ({"skills": [{"path": f"skills/{TOKEN}/SKILL.md", "content": "---\nname: x\n---\nbody\n"}]}, "skills[0]"),
+        (
+            {"skills": [{"path": f"skills/{TOKEN}/SKILL.md", "content": "---\nname: x\n---\nbody\n"}]},
+            "skills[0]",
+        ),
     ],
 )
 def test_a_secret_in_a_file_path_is_refused_before_anything_is_stored(

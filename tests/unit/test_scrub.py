@@ -16,7 +16,7 @@ from acx.core.scrub import Finding, ScrubReport, scan_any, scan_bundle, scan_rec
 # Fake, format-valid values (never real credentials), one or more per rule.
 A36 = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 HEX32 = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
-R82 = "11Zq8Lm3Xv9Rt2Wp7Ny4Kb_6Hd1Jf5Gs0Ac8Ue3Oi7Tq2Bz5Vy9Cx4Nw1Mr6Pk3Lj8Hg5Fd2Sa7Qe0Zu4Y"  # 22 + _ + 59, the documented shape
+R82 = "11Zq8Lm3Xv9Rt2Wp7Ny4Kb_6Hd1Jf5Gs0Ac8Ue3Oi7Tq2Bz5Vy9Cx4Nw1Mr6Pk3Lj8Hg5Fd2Sa7Qe0Zu4Y"  # 22 + _ + 59
 HEX64 = HEX32 * 2
 SECRETS: dict[str, str] = {
     "aws-access-key-id": "AKIAQ7X3M2N4B5V6C7Z8",
@@ -242,7 +242,10 @@ def test_scan_record_walks_keys_values_and_depth() -> None:
 
 def test_scan_bundle_covers_records_knowledge_and_skills() -> None:
     report = scan_bundle(
-        [{"id": "r1", "summary": "ok"}, {"id": "r2", "summary": "token " + SECRETS["huggingface-access-token"]}],
+        [
+            {"id": "r1", "summary": "ok"},
+            {"id": "r2", "summary": "token " + SECRETS["huggingface-access-token"]},
+        ],
         knowledge=[("knowledge/a.md", "# A\n\nclean"), ("knowledge/b.md", "line\n" + SECRETS["private-key"])],
         skills=[("rom/skills/x/SKILL.md", "---\nname: x\n---\n" + SECRETS["slack-bot-token"])],
     )
@@ -335,7 +338,13 @@ def test_cli_exit_codes_and_output(tmp_path) -> None:
     out = json.loads(blocked.stdout)
     assert out["blocked"] is True
     assert out["findings"] == [
-        {"rule": "npm-access-token", "location": "record:a", "path": "$.summary", "offset": 2, "severity": "block"}
+        {
+            "rule": "npm-access-token",
+            "location": "record:a",
+            "path": "$.summary",
+            "offset": 2,
+            "severity": "block",
+        }
     ]
     assert SECRETS["npm-access-token"][:8].encode() not in blocked.stdout + blocked.stderr
 

@@ -24,7 +24,13 @@ def corpus() -> list[dict]:
 RENAMED = {
     "github-token": {"github-pat", "github-oauth", "github-app-token", "github-refresh-token"},
     "gitlab-token": {"gitlab-pat"},
-    "slack-token": {"slack-token", "slack-bot-token", "slack-user-token", "slack-legacy-workspace-token", "slack-legacy-bot-token"},
+    "slack-token": {
+        "slack-token",
+        "slack-bot-token",
+        "slack-user-token",
+        "slack-legacy-workspace-token",
+        "slack-legacy-bot-token",
+    },
     "slack-webhook": {"slack-webhook-url"},
     "google-api-key": {"gcp-api-key"},
     "stripe-secret-key": {"stripe-access-token"},

@@ -108,7 +108,10 @@ HOSTILE = {
     "twitter_token = ": _rep("twitter_token = "),
     "curl -u ": _rep("curl -u "),
     "12345:A": _rep("12345:A"),
-    "random base64": bytes(random.Random(1).choice(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") for _ in range(MIB)),
+    "random base64": bytes(
+        random.Random(1).choice(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+        for _ in range(MIB)
+    ),
 }
 
 
@@ -145,12 +148,14 @@ AWS = "AKIA" + "Q7X3M2N4B5V6C7Z8"
 GHP = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
-@pytest.mark.parametrize("trick", ["\u200b", "\u00ad", "\u200d", "\u2060", "\ufeff", "\u202e", "\u2066", "\u180e"])
+@pytest.mark.parametrize(
+    "trick", ["\u200b", "\u00ad", "\u200d", "\u2060", "\ufeff", "\u202e", "\u2066", "\u180e"]
+)
 def test_invisible_characters_are_removed_before_matching(trick: str) -> None:
     text = "note: " + AWS[:6] + trick + AWS[6:] + " end"
     (finding,) = [f for f in scan_text(text) if f.severity == "block"]
     assert finding.rule == "aws-access-key-id"
-    assert finding.offset == len("note: ".encode())  # an offset into the ORIGINAL bytes
+    assert finding.offset == len(b"note: ")  # an offset into the ORIGINAL bytes
 
 
 def test_fullwidth_and_mathematical_letters_are_folded() -> None:
@@ -163,7 +168,9 @@ def test_fullwidth_and_mathematical_letters_are_folded() -> None:
 
 
 def test_accented_text_and_emoji_are_not_rewritten_or_flagged() -> None:
-    assert not blocks("caf\u00e9 na\u00efve r\u00e9sum\u00e9 \U0001f680 \u4e2d\u6587\uff0c\u6ca1\u6709\u79d8\u5bc6")
+    assert not blocks(
+        "caf\u00e9 na\u00efve r\u00e9sum\u00e9 \U0001f680 \u4e2d\u6587\uff0c\u6ca1\u6709\u79d8\u5bc6"
+    )
 
 
 # --- placeholders and references
@@ -235,7 +242,11 @@ def _assert_never(out: str, secret: str) -> None:
 @pytest.mark.parametrize("secret", PLANTED)
 def test_reports_name_places_by_index_when_the_name_itself_matched(secret: str) -> None:
     bundle = {
-        "records": [{"id": "ok", "summary": "fine"}, {"id": secret, "summary": "x"}, {"id": "k", "meta": {secret: "v"}}],
+        "records": [
+            {"id": "ok", "summary": "fine"},
+            {"id": secret, "summary": "x"},
+            {"id": "k", "meta": {secret: "v"}},
+        ],
         "knowledge": [{"path": f"knowledge/{secret}.md", "content": "fine"}],
         "skills": [{"path": "skills/a/SKILL.md", "content": f"---\nname: {secret}\n---\n"}],
         "vectors": {"items": [{"id": secret, "vector": [0.0]}]},
@@ -254,7 +265,9 @@ def test_reports_name_places_by_index_when_the_name_itself_matched(secret: str) 
 @pytest.mark.parametrize("secret", PLANTED)
 def test_cli_stdout_and_stderr_never_hold_a_piece(tmp_path: Path, secret: str) -> None:
     path = tmp_path / "records.json"
-    path.write_text(json.dumps([{"id": secret, "summary": f"key {secret}", secret: secret}]), encoding="utf-8")
+    path.write_text(
+        json.dumps([{"id": secret, "summary": f"key {secret}", secret: secret}]), encoding="utf-8"
+    )
     done = subprocess.run(
         [sys.executable, "-m", "acx.cli.main", "scrub", str(path)], capture_output=True, text=True, timeout=60
     )

@@ -128,7 +128,9 @@ def _enc(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def scan_text(text: str, location: str = "text", path: str = "", forbidden: Sequence[str] = ()) -> list[Finding]:
+def scan_text(
+    text: str, location: str = "text", path: str = "", forbidden: Sequence[str] = ()
+) -> list[Finding]:
     """Scan one string; offsets are byte offsets into its UTF-8 encoding."""
     pattern = _forbidden_pattern(forbidden) if forbidden else None
     return [Finding(rule, location, path, s, sev) for rule, s, _e, sev in scan_bytes(_enc(text), pattern)]
@@ -351,7 +353,9 @@ def _files(value: Any) -> Iterator[tuple[str, str]]:
             if isinstance(item, dict):
                 name = item.get("path") or item.get("name") or f"[{index}]"
                 body = item.get("body", item.get("content", item.get("markdown")))
-                rest = {k: v for k, v in item.items() if k not in ("path", "name", "body", "content", "markdown")}
+                rest = {
+                    k: v for k, v in item.items() if k not in ("path", "name", "body", "content", "markdown")
+                }
                 text = body if isinstance(body, str) else _as_text(item)
                 yield str(name), text + ("\n" + _as_text(rest) if rest else "")
             elif isinstance(item, list | tuple) and len(item) == 2 and isinstance(item[1], str):

@@ -8,7 +8,8 @@ Linear time, by construction:
   that overlap are merged, so dense hits cost one pass over the merged region per rule, not one per hit;
 - every Python step taken per candidate draws on a budget proportional to the buffer
   (``512 + len // 256``). A buffer that exhausts it (no honest text does: the engineering notes of
-  the benchmark make one candidate every ~1,800 bytes) is refused with the ``scan-budget`` rule, fail closed, instead of being judged slowly.
+  the benchmark make one candidate every ~1,800 bytes) is refused with the ``scan-budget`` rule,
+  fail closed, instead of being judged slowly.
 
 What this does NOT stop: see ``acx.core.scrub`` (the package docstring) and docs/SCRUB.md.
 """
@@ -29,9 +30,13 @@ from acx.core.scrub.triggers import all_triggers
 MIN_SECRET_LEN = 8
 _WINDOW_AFTER = 600
 _LONG_WINDOW = 6000
-_LONG_RULES = frozenset({"private-key", "kubernetes-secret-yaml", "1password-service-account-token", "sentry-org-token"})
+_LONG_RULES = frozenset(
+    {"private-key", "kubernetes-secret-yaml", "1password-service-account-token", "sentry-org-token"}
+)
 # Generic hits a specific rule already names are dropped (one finding per secret, the precise one).
-_GENERIC = frozenset({"secret-assignment", "high-entropy", "aws-secret-access-key", "connection-string-password"})
+_GENERIC = frozenset(
+    {"secret-assignment", "high-entropy", "aws-secret-access-key", "connection-string-password"}
+)
 
 
 class _Compiled:
@@ -57,9 +62,13 @@ class _Compiled:
                 self.group_rules.append(rule_ix)
             else:
                 lit = trig.text.encode()
-                self.buckets[lit[:2].lower()].append((lit.lower() if trig.ci else lit, trig.ci, trig.before, rule_ix))
+                self.buckets[lit[:2].lower()].append(
+                    (lit.lower() if trig.ci else lit, trig.ci, trig.before, rule_ix)
+                )
                 literal_parts.append((trig.text, trig.ci))
-        self.regex_before = {i + 1: t.before for i, (t, _) in enumerate(x for x in self.triggers if x[0].regex)}
+        self.regex_before = {
+            i + 1: t.before for i, (t, _) in enumerate(x for x in self.triggers if x[0].regex)
+        }
         literal_parts.sort(key=lambda p: -len(p[0]))
         ci = "|".join(re2.escape(t) for t, c in literal_parts if c)
         cs = "|".join(re2.escape(t) for t, c in literal_parts if not c)
@@ -142,7 +151,12 @@ def _check_value(rule_index: int, m: Any, buf: bytes) -> bool:
         user, password = value.split(b":", 1)
         password = password.strip(b"'\"") or user  # ``-u ":pw"`` and ``-u "pw:"`` both leak
         return judge.is_secret_value(password, True) and not password.startswith((b"$", b"{", b"<", b"["))
-    if rule.id in ("connection-string-password", "curl-auth-header", "hashicorp-tf-password", "nuget-config-password"):
+    if rule.id in (
+        "connection-string-password",
+        "curl-auth-header",
+        "hashicorp-tf-password",
+        "nuget-config-password",
+    ):
         return judge.is_secret_value(value, True) and not value.startswith((b"{", b"$", b"%"))
     if rule.id in _NO_RUN_CHECK:
         return True  # structural markers: judged by their shape alone
@@ -150,7 +164,15 @@ def _check_value(rule_index: int, m: Any, buf: bytes) -> bool:
 
 
 _MASK_TAILS = frozenset({b"####", b"****", b"xxxx", b"XXXX", b"...."})
-_NO_RUN_CHECK = frozenset({"twitter-bearer-token", "private-key", "putty-private-key", "gcp-service-account", "kubernetes-secret-yaml"})
+_NO_RUN_CHECK = frozenset(
+    {
+        "twitter-bearer-token",
+        "private-key",
+        "putty-private-key",
+        "gcp-service-account",
+        "kubernetes-secret-yaml",
+    }
+)
 
 
 def _scan_providers(buf: bytes, c: _Compiled, spans: list[Span], budget: list[int]) -> None:
@@ -239,7 +261,7 @@ def _dedupe(spans: list[Span]) -> list[Span]:
     out: list[Span] = []
     seen: set[tuple[str, int]] = set()
     for span in spans:
-        rule, s, e, sev = span
+        rule, s, e, _sev = span
         if (rule, s) in seen:
             continue
         if rule in _GENERIC and _overlaps(specific, s, e):
@@ -263,4 +285,4 @@ def _overlaps(sorted_spans: list[tuple[int, int]], s: int, e: int) -> bool:
     return False
 
 
-__all__ = ["BLOCK", "WARN", "MIN_SECRET_LEN", "scan_bytes", "compiled"]
+__all__ = ["BLOCK", "MIN_SECRET_LEN", "WARN", "compiled", "scan_bytes"]

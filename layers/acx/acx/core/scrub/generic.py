@@ -44,7 +44,9 @@ _KW_VALUE = re.compile(
     |`([^`\x00\n]{0,512})`?|([^\s"'`,;<\x00]{0,512}))""",
     re.X,
 )
-BARE = re.compile(rb"^(?:key|keys|token|tokens|secret|secrets|auth|pass|pat|sig|signature|credentials?|creds?)$")
+BARE = re.compile(
+    rb"^(?:key|keys|token|tokens|secret|secrets|auth|pass|pat|sig|signature|credentials?|creds?)$"
+)
 _AWS_CONTEXT = re.compile(rb"aws|secret.?access|secretaccess", re.I)
 _URI_CRED = re.compile(
     rb"[A-Za-z][A-Za-z0-9+.-]{0,30}://([^\s/?#@:\"'<>\x00]{1,256}):([^\s/?#@\"'<>\x00]{1,256})@\Z"
@@ -164,7 +166,9 @@ def scan_uris(buf: bytes, spans: list[Span], budget: list[int]) -> None:
         spans.append(("uri-credentials", m.start(2), m.end(2), BLOCK))
 
 
-_PUBLIC_BLOCK = re.compile(rb"-----BEGIN (?:PGP PUBLIC KEY BLOCK|PUBLIC KEY|RSA PUBLIC KEY|CERTIFICATE|X509 CRL)-----")
+_PUBLIC_BLOCK = re.compile(
+    rb"-----BEGIN (?:PGP PUBLIC KEY BLOCK|PUBLIC KEY|RSA PUBLIC KEY|CERTIFICATE|X509 CRL)-----"
+)
 # The value of a name that says what it is: public keys, ids, hashes, nonces are not credentials.
 _NOT_SECRET_NAME = re.compile(
     rb"(?i)(?:public|publishable|pub)[\w.-]{0,20}[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?$"
@@ -174,7 +178,7 @@ _NOT_SECRET_NAME = re.compile(
 
 def _public_ranges(buf: bytes) -> list[tuple[int, int]]:
     """Byte ranges of PEM/PGP public key and certificate blocks: base64 there is public by design."""
-    out = []
+    out: list[tuple[int, int]] = []
     if b"-----BEGIN" not in buf:
         return out
     for m in _PUBLIC_BLOCK.finditer(buf):
@@ -232,7 +236,11 @@ def _check_run(buf: bytes, tok: bytes, pos: int, spans: list[Span]) -> None:
             return
     if len(core) > 4096:
         core = core[:4096]
-    if len(core) >= MIN_RUN and (judge.looks_random(core) or _random_piece(core)) and not judge.is_placeholder(core):
+    if (
+        len(core) >= MIN_RUN
+        and (judge.looks_random(core) or _random_piece(core))
+        and not judge.is_placeholder(core)
+    ):
         spans.append(("high-entropy", start, start + len(core), BLOCK))
 
 

@@ -65,7 +65,7 @@ class NormaliseBudget(Exception):
 class Normalised:
     """The normalised UTF-8 bytes of a string and a map from their offsets to the original's."""
 
-    __slots__ = ("data", "_norm_starts", "_orig_starts")
+    __slots__ = ("_norm_starts", "_orig_starts", "data")
 
     def __init__(self, data: bytes, norm_starts: list[int], orig_starts: list[int]) -> None:
         self.data = data

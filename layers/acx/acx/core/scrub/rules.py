@@ -32,7 +32,12 @@ _L = r"(?:^|[^0-9A-Za-z_+.])"  # '+' and '.': inside base64 blobs and file names
 _R = r"(?:[^0-9A-Za-z_]|$)"
 _RD = r"(?:[^0-9A-Za-z_\-]|$)"  # for alphabets that include '-'
 # Assignment between a keyword (plus up to 40 name characters) and a value.
-_OP = r"""[\w.\-]{0,40}?["'\]]?[ \t]{0,3}(?:={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|!=|,[ \t]{0,4}["'`]|>|\(|[ \t]+is[ \t]|[ \t]+=|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=)[ \t\r\n]{0,20}(?:\\?["'`]|\[)?[ \t]{0,3}"""
+_OP = (
+    r"""[\w.\-]{0,40}?["'\]]?[ \t]{0,3}"""
+    r"""(?:={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|!=|,[ \t]{0,4}["'`]|>|\(|[ \t]+is[ \t]|[ \t]+="""
+    r"""|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=)"""
+    r"""[ \t\r\n]{0,20}(?:\\?["'`]|\[)?[ \t]{0,3}"""
+)
 
 
 @dataclass(frozen=True)
@@ -67,9 +72,16 @@ URLSAFE = "[A-Za-z0-9_-]"
 
 RULES: tuple[Rule, ...] = (
     # --- cloud
-    P("aws-access-key-id", "(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}"),
+    P(
+        "aws-access-key-id",
+        "(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}",
+    ),
     P("aws-bedrock-api-key", "ABSKQmVkcm9ja0FQSUtleS[A-Za-z0-9+/]{20,400}={0,2}", end=False),
-    P("aws-bedrock-api-key", "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&-]{0,1000}", end=False),
+    P(
+        "aws-bedrock-api-key",
+        "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&-]{0,1000}",
+        end=False,
+    ),
     K("aws-secret-access-key", r"aws|secret.?access|secretaccess", "[A-Za-z0-9/+]{40}"),
     K("aws-session-token", r"aws.?session.?token|security.?token", "[A-Za-z0-9/+=]{100,1000}"),
     P("gcp-api-key", "AIza[0-9A-Za-z_-]{35}"),
@@ -78,10 +90,19 @@ RULES: tuple[Rule, ...] = (
     P("gcp-oauth-client-secret", "GOCSPX-[0-9A-Za-z_-]{28}"),
     P("gcp-oauth-refresh-token", r"1//0[0-9A-Za-z_-]{40,}", end=False),
     P("google-oauth-access-token", r"ya29\.[0-9A-Za-z_-]{30,}", end=False),
-    R("azure-ad-client-secret", r"(?:^|[^0-9A-Za-z_~.\-])([A-Za-z0-9_~.\-]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})\.?(?:[^0-9A-Za-z_~.\-]|$)"),
-    R("azure-storage-key", r"(?i)(?:AccountKey|SharedAccessKey|azure.?storage.?(?:account.?)?key)\s{0,3}[=:]\s{0,3}[\"']?([A-Za-z0-9+/]{86,88}={0,2})"),
+    R(
+        "azure-ad-client-secret",
+        r"(?:^|[^0-9A-Za-z_~.\-])([A-Za-z0-9_~.\-]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34})\.?(?:[^0-9A-Za-z_~.\-]|$)",
+    ),
+    R(
+        "azure-storage-key",
+        r"(?i)(?:AccountKey|SharedAccessKey|azure.?storage.?(?:account.?)?key)\s{0,3}[=:]\s{0,3}[\"']?([A-Za-z0-9+/]{86,88}={0,2})",
+    ),
     R("azure-sas-token", r"(?:[?&]sig=)([A-Za-z0-9%+/]{40,}(?:%3D|=){0,2})"),
-    R("azure-devops-pat", r"(?i)(?:azure|devops|ado|vsts)[\w.\-]{0,20}(?:pat|token)[\w.\-]{0,20}[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?([a-z2-7]{52}|[A-Za-z0-9]{84})(?:[^0-9A-Za-z]|$)"),
+    R(
+        "azure-devops-pat",
+        r"(?i)(?:azure|devops|ado|vsts)[\w.\-]{0,20}(?:pat|token)[\w.\-]{0,20}[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?([a-z2-7]{52}|[A-Za-z0-9]{84})(?:[^0-9A-Za-z]|$)",
+    ),
     P("alibaba-access-key-id", "LTAI[0-9A-Za-z]{20}"),
     K("alibaba-secret-key", "alibaba|aliyun", AN + "{30}"),
     P("digitalocean-token", "do[opr]_v1_[a-f0-9]{64}"),
@@ -91,16 +112,29 @@ RULES: tuple[Rule, ...] = (
     K("ibm-cloud-api-key", "ibm|bluemix", "[A-Za-z0-9_-]{44}"),
     P("heroku-api-key-v2", "HRKU-[0-9a-zA-Z_-]{20,}", end=False),
     K("heroku-api-key", "heroku", UUID),
-    P("flyio-access-token", r"(?:fo1_[\w-]{43}|fm1[ar]_[a-zA-Z0-9+/]{100,}={0,3}|fm2_[a-zA-Z0-9+/]{100,}={0,3})", end=False),
+    P(
+        "flyio-access-token",
+        r"(?:fo1_[\w-]{43}|fm1[ar]_[a-zA-Z0-9+/]{100,}={0,3}|fm2_[a-zA-Z0-9+/]{100,}={0,3})",
+        end=False,
+    ),
     P("scalingo-api-token", "tk-us-[\\w-]{48}"),
     P("openshift-user-token", "sha256~[\\w-]{43}"),
-    R("kubernetes-secret-yaml", r"(?is)kind:\s{0,9}['\"]?secret['\"]?\s.{0,400}?data:\s{0,9}\n\s{1,9}[\w.\-]{1,64}:\s{0,9}['\"]?([A-Za-z0-9+/]{12,}={0,2})"),
-    R("kubernetes-secret-yaml", r"(?is)data:\s{0,9}\n\s{1,9}[\w.\-]{1,64}:\s{0,9}['\"]?([A-Za-z0-9+/]{12,}={0,2})['\"]?\s.{0,400}?kind:\s{0,9}['\"]?secret['\"]?\s"),
+    R(
+        "kubernetes-secret-yaml",
+        r"(?is)kind:\s{0,9}['\"]?secret['\"]?\s.{0,400}?data:\s{0,9}\n\s{1,9}[\w.\-]{1,64}:\s{0,9}['\"]?([A-Za-z0-9+/]{12,}={0,2})",
+    ),
+    R(
+        "kubernetes-secret-yaml",
+        r"(?is)data:\s{0,9}\n\s{1,9}[\w.\-]{1,64}:\s{0,9}['\"]?([A-Za-z0-9+/]{12,}={0,2})['\"]?\s.{0,400}?kind:\s{0,9}['\"]?secret['\"]?\s",
+    ),
     P("hashicorp-vault-token", r"hv[sb]\.[\w-]{90,120}", end=False),
     P("hashicorp-vault-token", r"hv[sb]\.[\w-]{24,}", end=False),
     K("hashicorp-vault-token", "vault", r"s\.[a-z0-9]{24}"),
     P("hashicorp-tf-api-token", r"[a-z0-9]{14}\.atlasv1\.[a-z0-9\-_=]{60,70}"),
-    R("hashicorp-tf-password", r"(?i)(?:administrator_login_password|password)\s{0,3}=\s{0,3}\"([a-z0-9=_\-]{8,20})\""),
+    R(
+        "hashicorp-tf-password",
+        r"(?i)(?:administrator_login_password|password)\s{0,3}=\s{0,3}\"([a-z0-9=_\-]{8,20})\"",
+    ),
     P("pulumi-api-token", "pul-[a-f0-9]{40}"),
     P("doppler-api-token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[a-zA-Z0-9]{40,44}"),
     P("cloudflare-origin-ca-key", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}"),
@@ -169,7 +203,10 @@ RULES: tuple[Rule, ...] = (
     P("artifactory-reference-token", "cmVmd[A-Za-z0-9]{59}"),
     K("jfrog-api-key", "jfrog|artifactory|bintray|xray", AN + "{73}"),
     K("jfrog-identity-token", "jfrog|artifactory|bintray|xray", AN + "{64}"),
-    R("nuget-config-password", r"(?i)<add\s+key=\"(?:(?:clear)?text_?)?password\"\s+value=\"([^\"]{8,})\"\s*/>"),
+    R(
+        "nuget-config-password",
+        r"(?i)<add\s+key=\"(?:(?:clear)?text_?)?password\"\s+value=\"([^\"]{8,})\"\s*/>",
+    ),
     P("sourcegraph-access-token", "sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}"),
     P("sourcegraph-access-token", "sgp_[a-fA-F0-9]{40}"),
     P("sourcegraph-access-token", "sgs_[a-fA-F0-9]{40}"),
@@ -182,7 +219,10 @@ RULES: tuple[Rule, ...] = (
     K("linear-client-secret", "linear", "[a-f0-9]{32}"),
     P("defined-networking-api-token", "dnkey-[a-z0-9=_\\-]{26}-[a-z0-9=_\\-]{52}"),
     P("settlemint-token", "sm_(?:pat|aat|sat)_[a-zA-Z0-9]{16}"),
-    P("authress-service-client-access-key", r"(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.(?:acc)[_-][a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120}"),
+    P(
+        "authress-service-client-access-key",
+        r"(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.(?:acc)[_-][a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120}",
+    ),
     P("typeform-api-token", "tfp_[a-z0-9\\-_\\.=]{59}"),
     P("frameio-api-token", "fio-u-[a-z0-9\\-_=]{64}"),
     P("notion-api-token", "ntn_[0-9]{11}[A-Za-z0-9]{32}[A-Za-z0-9]{3}"),
@@ -190,8 +230,15 @@ RULES: tuple[Rule, ...] = (
     P("airtable-personal-access-token", r"pat[a-zA-Z0-9]{14}\.[a-f0-9]{64}"),
     K("airtable-api-key", "airtable", AN + "{17}"),
     P("1password-service-account-token", "ops_eyJ[a-zA-Z0-9+/]{250,}={0,3}", end=False),
-    P("1password-secret-key", r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}"),
-    P("bitwarden-access-token", r"0\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9]{30}:[A-Za-z0-9+/]{22}==", end=False),
+    P(
+        "1password-secret-key",
+        r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}",
+    ),
+    P(
+        "bitwarden-access-token",
+        r"0\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9]{30}:[A-Za-z0-9+/]{22}==",
+        end=False,
+    ),
     # --- AI APIs
     P("anthropic-api-key", "sk-ant-(?:api|admin)0[0-9]-[a-zA-Z0-9_\\-]{93}AA"),
     P("anthropic-api-key", "sk-ant-(?:api|admin|sid|oat)0[0-9]-[a-zA-Z0-9_\\-]{20,}", end=False),
@@ -255,7 +302,11 @@ RULES: tuple[Rule, ...] = (
     P("new-relic-license-key", "[a-f0-9]{36}NRAL"),
     K("new-relic-user-api-id", "newrelic|new_relic|new-relic|nr_user|nr_api", AN + "{64}"),
     P("sentry-user-token", "sntryu_[a-f0-9]{64}"),
-    P("sentry-org-token", "sntrys_eyJpYXQiO[a-zA-Z0-9+/]{10,200}(?:LCJyZWdpb25fdXJs|InJlZ2lvbl91cmwi|cmVnaW9uX3VybCI6)[a-zA-Z0-9+/]{10,200}={0,2}_[a-zA-Z0-9+/]{43}", end=False),
+    P(
+        "sentry-org-token",
+        "sntrys_eyJpYXQiO[a-zA-Z0-9+/]{10,200}(?:LCJyZWdpb25fdXJs|InJlZ2lvbl91cmwi|cmVnaW9uX3VybCI6)[a-zA-Z0-9+/]{10,200}={0,2}_[a-zA-Z0-9+/]{43}",
+        end=False,
+    ),
     K("sentry-access-token", "sentry", "[a-f0-9]{64}"),
     R("sentry-dsn", r"https?://([a-f0-9]{32})@[a-z0-9.\-]*(?:sentry\.io|ingest)"),
     P("dynatrace-api-token", r"dt0c01\.[a-z0-9]{24}\.[a-z0-9]{64}"),
@@ -295,9 +346,18 @@ RULES: tuple[Rule, ...] = (
     P("slack-legacy-workspace-token", "xox[ar]-(?:[0-9]-)?[0-9a-zA-Z]{8,48}", end=False),
     P("slack-token", "xox[aposr]-[0-9]{6,14}-[0-9]{6,14}-[A-Za-z0-9-]{10,}", end=False),
     P("slack-legacy-token", "xox[os]-[0-9]{3,}-[0-9]{3,}-[0-9]{3,}-[a-fA-F0-9]{10,}", end=False),
-    R("slack-webhook-url", r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/]{43,56}|[A-Za-z0-9_/]{20,})"),
-    R("microsoft-teams-webhook", r"https?://[a-z0-9\-]+\.webhook\.office\.com/webhookb2/([a-z0-9]{8}-(?:[a-z0-9]{4}-){3}[a-z0-9]{12}@[a-z0-9\-]{36}/IncomingWebhook/[a-z0-9]{32}/[a-z0-9\-]{36})"),
-    R("microsoft-teams-webhook", r"//[a-z0-9\-]+\.webhook\.office\.com/webhookb2/([a-z0-9\-]{36}@[a-z0-9\-]{36}/IncomingWebhook/[a-z0-9]{32}/[a-z0-9\-]{36})"),
+    R(
+        "slack-webhook-url",
+        r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/]{43,56}|[A-Za-z0-9_/]{20,})",
+    ),
+    R(
+        "microsoft-teams-webhook",
+        r"https?://[a-z0-9\-]+\.webhook\.office\.com/webhookb2/([a-z0-9]{8}-(?:[a-z0-9]{4}-){3}[a-z0-9]{12}@[a-z0-9\-]{36}/IncomingWebhook/[a-z0-9]{32}/[a-z0-9\-]{36})",
+    ),
+    R(
+        "microsoft-teams-webhook",
+        r"//[a-z0-9\-]+\.webhook\.office\.com/webhookb2/([a-z0-9\-]{36}@[a-z0-9\-]{36}/IncomingWebhook/[a-z0-9]{32}/[a-z0-9\-]{36})",
+    ),
     R("discord-webhook", r"discord(?:app)?\.com/api/webhooks/([0-9]{17,20}/[A-Za-z0-9_-]{60,68})"),
     P("discord-bot-token", r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}"),
     K("discord-api-token", "discord", "[a-f0-9]{64}"),
@@ -357,17 +417,39 @@ RULES: tuple[Rule, ...] = (
     K("yandex-access-token", "yandex", r"t1\.[A-Z0-9a-z_-]+[=]{0,2}\.[A-Z0-9a-z_-]{86}[=]{0,2}"),
     K("intra42-client-secret", "intra|42", r"s-s4t2(?:ud|af)-[a-f0-9]{64}"),
     P("intra42-client-secret", r"s-s4t2(?:ud|af)-[a-f0-9]{64}"),
-    K("sidekiq-secret", "bundle_enterprise__contribsys__com|bundle_gems__contribsys__com", "[a-f0-9]{8}:[a-f0-9]{8}"),
-    R("sidekiq-sensitive-url", r"(?i)https?://([a-f0-9]{8}:[a-f0-9]{8})@(?:gems|enterprise)\.contribsys\.com"),
+    K(
+        "sidekiq-secret",
+        "bundle_enterprise__contribsys__com|bundle_gems__contribsys__com",
+        "[a-f0-9]{8}:[a-f0-9]{8}",
+    ),
+    R(
+        "sidekiq-sensitive-url",
+        r"(?i)https?://([a-f0-9]{8}:[a-f0-9]{8})@(?:gems|enterprise)\.contribsys\.com",
+    ),
     # --- keys and blocks
-    R("private-key", r"(?i)(-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]{64,}?KEY(?: BLOCK)?-----)"),
+    R(
+        "private-key",
+        r"(?i)(-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]{64,}?KEY(?: BLOCK)?-----)",
+    ),
     R("private-key", r"(-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----)"),
     R("putty-private-key", r"(PuTTY-User-Key-File-[0-9]+: )"),
-    R("jwt", r"(?:^|[^0-9A-Za-z_\-])(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9/\\_\-]{17,}\.(?:[a-zA-Z0-9/\\_\-]{10,}={0,2})?)"),
+    R(
+        "jwt",
+        r"(?:^|[^0-9A-Za-z_\-])(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9/\\_\-]{17,}\.(?:[a-zA-Z0-9/\\_\-]{10,}={0,2})?)",
+    ),
     # --- command lines and config formats
-    R("curl-auth-user", r"(?:^|[\s;|&(`=])curl\b(?:[^\n]|\\\n){0,400}?\s(?:-u|--user)\s*['\"]?([^\s'\"]{0,120}:['\"]?[^\s'\"]{0,120})['\"]?(?:\s|$)"),
-    R("curl-auth-header", r"(?i)(?:^|[\s;|&(`=])curl\b[^\n]{0,400}?\s(?:-H|--header)\s*['\"]\s*(?:Authorization|X-Api-Key|Api-Key|X-Auth-Token|Private-Token|X-Token)\s*:\s*(?:Bearer|Basic|Token|Api-Token|Key)?\s*([^\s'\"]{8,})"),
+    R(
+        "curl-auth-user",
+        r"(?:^|[\s;|&(`=])curl\b(?:[^\n]|\\\n){0,400}?\s(?:-u|--user)\s*['\"]?([^\s'\"]{0,120}:['\"]?[^\s'\"]{0,120})['\"]?(?:\s|$)",
+    ),
+    R(
+        "curl-auth-header",
+        r"(?i)(?:^|[\s;|&(`=])curl\b[^\n]{0,400}?\s(?:-H|--header)\s*['\"]\s*(?:Authorization|X-Api-Key|Api-Key|X-Auth-Token|Private-Token|X-Token)\s*:\s*(?:Bearer|Basic|Token|Api-Token|Key)?\s*([^\s'\"]{8,})",
+    ),
     R("basic-auth-header", r"(?i)Authorization\s*:\s*Basic\s+([A-Za-z0-9+/]{12,}={0,2})"),
     R("bearer-token", r"(?i)Authorization\s*:\s*Bearer\s+([A-Za-z0-9._~+/\-]{20,}={0,2})"),
-    R("connection-string-password", r"(?i)(?:^|[;\s\"'])(?:password|pwd)\s*=\s*([^;\s\"'{}$<>%]{6,})(?:;|\s|$|[\"'])"),
+    R(
+        "connection-string-password",
+        r"(?i)(?:^|[;\s\"'])(?:password|pwd)\s*=\s*([^;\s\"'{}$<>%]{6,})(?:;|\s|$|[\"'])",
+    ),
 )

@@ -30,7 +30,9 @@ class Trigger:
 
 # Rules whose pattern has no literal prefix: (trigger, is regex, bytes before the trigger).
 _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
-    "aws-access-key-id": ((r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{4}", True, 2),),
+    "aws-access-key-id": (
+        (r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{4}", True, 2),
+    ),
     "yandex-aws-access-token": ((r"YC[a-zA-Z0-9_-]{4}", True, 2),),
     "vercel-token": ((r"vc[pkiar]_", True, 2), ("vercel", False, 1)),
     "twilio-api-key": ((r"SK[0-9a-fA-F]{4}", True, 2),),
@@ -69,7 +71,12 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "gocardless-api-token": (("live_", False, 2),),
     "lob-pub-api-key": (("live_pub_", False, 2), ("test_pub_", False, 2)),
     "settlemint-token": (("sm_", False, 2),),
-    "launchdarkly-access-token": (("launchdarkly", False, 1), ("api-", False, 2), ("sdk-", False, 2), ("mob-", False, 2)),
+    "launchdarkly-access-token": (
+        ("launchdarkly", False, 1),
+        ("api-", False, 2),
+        ("sdk-", False, 2),
+        ("mob-", False, 2),
+    ),
     "stripe-access-token": (("sk_", False, 2), ("rk_", False, 2)),
     "square-access-token": ((r"EAAA[\w-]{4}", True, 2), ("sq0atp-", False, 2)),
     "flyio-access-token": (("fo1_", False, 2), ("fm1", False, 2), ("fm2_", False, 2)),
@@ -78,7 +85,12 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "sonar-api-token": (("sonar", False, 1), ("squ_", False, 2), ("sqp_", False, 2), ("sqa_", False, 2)),
     "sourcegraph-access-token": (("sgp_", False, 2), ("sgs_", False, 2)),
     "hashicorp-vault-token": (("vault", False, 1), ("hvs.", False, 2), ("hvb.", False, 2)),
-    "honeycomb-api-key": (("honeycomb", False, 1), ("hcaik_", False, 2), ("hcxik_", False, 2), ("hcbik_", False, 2)),
+    "honeycomb-api-key": (
+        ("honeycomb", False, 1),
+        ("hcaik_", False, 2),
+        ("hcxik_", False, 2),
+        ("hcbik_", False, 2),
+    ),
     "slack-legacy-workspace-token": (("xoxa-", False, 2), ("xoxr-", False, 2)),
     "slack-legacy-token": (("xoxo-", False, 2), ("xoxs-", False, 2)),
     "slack-user-token": (("xoxp-", False, 2), ("xoxe-", False, 2)),
@@ -137,8 +149,11 @@ def _alternatives(group: str) -> list[str]:
 
 def triggers_for(rule: Rule) -> list[Trigger]:
     """The rule's triggers: explicit, keyword literals, or the pattern's literal prefix."""
-    if rule.id in _EXPLICIT and _EXPLICIT[rule.id]:
-        return [Trigger(t.lower() if not regex else t, not regex, regex, before) for t, regex, before in _EXPLICIT[rule.id]]
+    if _EXPLICIT.get(rule.id):
+        return [
+            Trigger(t.lower() if not regex else t, not regex, regex, before)
+            for t, regex, before in _EXPLICIT[rule.id]
+        ]
     pat = rule.pattern
     if rule.keyword:
         keywords = pat[len("(?i)(") : pat.index(")", len("(?i)("))]
