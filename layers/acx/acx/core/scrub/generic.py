@@ -28,7 +28,8 @@ KW_STEMS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred", b"pa
 _KW_TAIL = rb"""(?:(?<=pass)(?:word|wd|phrase)?|(?<=pwd)|(?<=secret)s?|(?<=token)s?|(?<=key)s?|(?<=auth)
     |(?<=cred)(?:s|entials?)?|(?<=pat)|(?<=sig)(?:nature)?)(?![a-z0-9])["'>\]]?[ \t]{0,4}
     (?P<op>={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|,(?=[ \t]{0,4}["'])|>|\((?=["'])|[ \t](?:is|was|are)[ \t]
-    |[ \t]\((?=[^ ])|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=)"""
+    |[ \t]\((?=[^ ])|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=
+    |[ \t]*\r?\n[ \t]*value:)"""
 KW_NAME_BACK = re.compile(rb"[A-Za-z0-9_.-]{0,64}\Z")
 _NAME_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _KW_NAME_OK = re.compile(
@@ -126,7 +127,7 @@ def check_assignment(
     else:
         return op_end
     budget[0] -= len(value) // 64  # judging costs with the length judged
-    if b"\n" in buf[op_end:vstart] and op != b">":
+    if b"\n" in buf[op_end:vstart] and op != b">" and not op.endswith(b"value:"):
         return op_end  # ``password:`` then a new line: the next line is not its value
     weak = op.strip() in (b"is", b"was", b"are", b"(") or op == b"," or BARE.match(name.lower()) is not None
     if weak and not judge.token_like(value):
@@ -231,7 +232,11 @@ def _check_run(buf: bytes, tok: bytes, pos: int, spans: list[Span]) -> None:
     start = pos + cut
     if len(core) == 40 and b"_" not in core and b"-" not in core:
         ctx = buf[max(0, start - 64) : start]
-        if _AWS_CONTEXT.search(ctx) and core.strip(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != b"":
+        if (
+            _AWS_CONTEXT.search(ctx)
+            and core.strip(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != b""
+            and not judge.is_placeholder(core)
+        ):
             spans.append(("aws-secret-access-key", start, start + 40, BLOCK))
             return
     if len(core) > 4096:

@@ -102,8 +102,8 @@ def is_wordy(value: bytes) -> bool:
     """Every long piece is plain words (``AgencyIdentificationCodeContentType``, ``Slack_BOT_TOKEN``):
     an identifier that starts like a token prefix, not a token. Random draws mix case and digits."""
     pieces = [p for p in re.split(rb"[^A-Za-z0-9]+", value) if len(p) >= 6]
-    if not pieces:
-        return False
+    if not pieces or any(p.isupper() and p.isalpha() and len(p) >= 12 for p in pieces):
+        return False  # AKIAAVIHWGUCPXMMZTBE: a base32 draw without digits is no word
     return all(_CAMEL_WORDS.match(p) for p in pieces)
 
 

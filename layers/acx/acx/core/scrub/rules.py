@@ -35,7 +35,7 @@ _RD = r"(?:[^0-9A-Za-z_\-]|$)"  # for alphabets that include '-'
 _OP = (
     r"""[\w.\-]{0,40}?["'\]]?[ \t]{0,3}"""
     r"""(?:={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|!=|,[ \t]{0,4}["'`]|>|\(|[ \t]+is[ \t]|[ \t]+="""
-    r"""|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=)"""
+    r"""|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=|[ \t]*\r?\n[ \t]*value:)"""
     r"""[ \t\r\n]{0,20}(?:\\?["'`]|\[)?[ \t]{0,3}"""
 )
 
@@ -252,6 +252,9 @@ RULES: tuple[Rule, ...] = (
     K("cohere-api-token", "cohere|co_api_key", "[a-zA-Z0-9]{40}"),
     P("perplexity-api-key", "pplx-[a-zA-Z0-9]{48}"),
     P("groq-api-key", "gsk_[a-zA-Z0-9]{52}"),
+    P("openrouter-api-key", "sk-or-v1-[a-f0-9]{64}"),
+    P("firecrawl-api-key", "fc-[a-f0-9]{32}"),
+    P("tailscale-key", "tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{10,}-[A-Za-z0-9]{20,}", end=False),
     P("xai-api-key", "xai-[a-zA-Z0-9]{80}"),
     P("replicate-api-token", "r8_[A-Za-z0-9]{37}"),
     K("deepseek-api-key", "deepseek", "sk-[a-f0-9]{32}"),
@@ -296,8 +299,8 @@ RULES: tuple[Rule, ...] = (
     P("grafana-api-key", "eyJrIjoi[A-Za-z0-9]{70,400}={0,3}", end=False),
     P("grafana-cloud-api-token", "glc_[A-Za-z0-9+/]{32,400}={0,3}", end=False),
     P("grafana-service-account-token", "glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
-    P("new-relic-user-api-key", "NRAK-[a-z0-9]{27}"),
-    P("new-relic-insert-key", "NRII-[a-z0-9-]{32}"),
+    P("new-relic-user-api-key", "NRAK-[A-Za-z0-9]{27}"),
+    P("new-relic-insert-key", "NRII-[A-Za-z0-9-]{32}"),
     P("new-relic-browser-api-token", "NRJS-[a-f0-9]{19}"),
     P("new-relic-license-key", "[a-f0-9]{36}NRAL"),
     K("new-relic-user-api-id", "newrelic|new_relic|new-relic|nr_user|nr_api", AN + "{64}"),
@@ -309,7 +312,7 @@ RULES: tuple[Rule, ...] = (
     ),
     K("sentry-access-token", "sentry", "[a-f0-9]{64}"),
     R("sentry-dsn", r"https?://([a-f0-9]{32})@[a-z0-9.\-]*(?:sentry\.io|ingest)"),
-    P("dynatrace-api-token", r"dt0c01\.[a-z0-9]{24}\.[a-z0-9]{64}"),
+    P("dynatrace-api-token", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}"),
     K("sumologic-access-id", "sumo", "su[a-zA-Z0-9]{12}"),
     K("sumologic-access-token", "sumo", AN + "{64}"),
     K("honeycomb-api-key", "honeycomb", "[a-z0-9]{22}|hc[a-z]{2}_[a-z0-9]{58}"),

@@ -96,6 +96,7 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "slack-user-token": (("xoxp-", False, 2), ("xoxe-", False, 2)),
     "slack-config-token": (("xoxe.", False, 2),),
     "openai-api-key": (("sk-", False, 2),),
+    "openrouter-api-key": (("sk-or-v1-", False, 2),),
     "anthropic-api-key": (("sk-ant-", False, 2),),
     "shopify-token": (("shpat_", False, 2), ("shpca_", False, 2), ("shppa_", False, 2), ("shpss_", False, 2)),
     "github-app-token": (("ghu_", False, 2), ("ghs_", False, 2)),
