@@ -60,6 +60,10 @@ def pip_install(target: Path, *, constraints: Path | None) -> subprocess.Complet
         str(target),
         "--platform",
         PLATFORM,
+        # google-re2 ships its arm64 wheels as manylinux_2_28 (glibc 2.28); the python3.12 runtime
+        # (Amazon Linux 2023, glibc 2.34) runs them.
+        "--platform",
+        "manylinux_2_28_aarch64",
         "--only-binary=:all:",
         "--python-version",
         PYTHON_VERSION,

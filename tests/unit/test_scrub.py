@@ -16,34 +16,44 @@ from acx.core.scrub import Finding, ScrubReport, scan_any, scan_bundle, scan_rec
 # Fake, format-valid values (never real credentials), one or more per rule.
 A36 = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 HEX32 = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+R82 = "11Zq8Lm3Xv9Rt2Wp7Ny4Kb_6Hd1Jf5Gs0Ac8Ue3Oi7Tq2Bz5Vy9Cx4Nw1Mr6Pk3Lj8Hg5Fd2Sa7Qe0Zu4Y"  # 22 + _ + 59
+HEX64 = HEX32 * 2
 SECRETS: dict[str, str] = {
     "aws-access-key-id": "AKIAQ7X3M2N4B5V6C7Z8",
-    "aws-secret-access-key": "wJa1rXUtnFEMI/K7MDENG/bPxRfiCY9EXAMPLEK3",
-    "github-token": "ghp_" + A36,
-    "github-fine-grained-pat": "github_pat_11ABCDEFG0abcdefghijkl_" + "Zy9" * 19 + "Q",
-    "gitlab-token": "glpat-Ab3dE6gH9jK2mN5pQ8sT",
-    "slack-token": "xoxb-12345678901-123456789012-AbCdEfGhIjKlMnOpQrStUvWx",
-    "slack-webhook": "https://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/Xy9Zb8Wc7Vd6Ue5Tf4Sg3Rh2",
-    "google-api-key": "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+    "aws-secret-access-key": "wJa1rXUtnFEMI/K7MDENG/bPxRfiCY9Qz8LmK3Wp",
+    "github-pat": "ghp_" + A36,
+    "github-fine-grained-pat": "github_pat_" + R82[:82],
+    "gitlab-pat": "glpat-Ab3dE6gH9jK2mN5pQ8sT",
+    "gitlab-runner-token": "glrt-Ab3dE6gH9jK2mN5pQ8sT",
+    "slack-bot-token": "xoxb-48213579016-580193746201-Zq8Lm3Xv9Rt2Wp7Ny4Kb6Hd1",
+    "slack-app-token": "xapp-1-A052FGTS2DL-5171572773297-610b6a11f4b7eb819e87b767d80e6575",
+    "slack-webhook-url": "https://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/Xy9Zb8Wc7Vd6Ue5Tf4Sg3Rh2",
+    "gcp-api-key": "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
     "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk",
-    "stripe-secret-key": "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "stripe-access-token": "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
     "openai-api-key": "sk-proj-Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv",
     "anthropic-api-key": "sk-ant-api03-Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0UvWx",
-    "npm-token": "npm_" + A36,
-    "pypi-token": "pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAw",
-    "sendgrid-api-key": "SG.Ab1Cd2Ef3Gh4Ij5Kl6Mn7O.Pq8Rs9Tu0Vw1Xy2Za3Bc4De5Fg6Hi7Jk8Lm9No0Pq1Rs2",
+    "npm-access-token": "npm_" + A36,
+    "pypi-upload-token": "pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAw",
+    "sendgrid-api-token": "SG.Ab1Cd2Ef3Gh4Ij5Kl6Mn7O.Pq8Rs9Tu0Vw1Xy2Za3Bc4De5Fg6Hi7Jk8Lm9No0Pq1Rs",
     "twilio-api-key": "SK" + HEX32,
-    "huggingface-token": "hf_" + A36[:34],
-    "digitalocean-token": "dop_v1_" + HEX32 * 2,
+    "huggingface-access-token": "hf_" + A36[:34],
+    "digitalocean-token": "dop_v1_" + HEX64,
     "shopify-token": "shpat_" + HEX32,
-    "databricks-token": "dapi" + HEX32,
-    "azure-client-secret": "abc8Q~Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv",
-    "vault-token": "hvs.CAESIAb1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv",
+    "databricks-api-token": "dapi" + HEX32,
+    "azure-ad-client-secret": "abc8Q~Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv",
+    "hashicorp-vault-token": "hvs.CAESIAb1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv",
     "age-secret-key": "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2,
-    "heroku-api-key": "HRKU-AAb1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv",
+    "heroku-api-key-v2": "HRKU-AAb1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv",
+    "grafana-service-account-token": "glsa_Zq8Lm3Xv9Rt2Wp7Ny4Kb6Hd1Jf5Gs0Ac_0f1e2d3c",
+    "postman-api-token": "PMAK-0f1e2d3c4b5a69788796a5b4-0f1e2d3c4b5a69788796a5b4c3d2e1f0ab",
+    "pulumi-api-token": "pul-" + HEX32 + "0f1e2d3c",
+    "linear-api-key": "lin_api_" + A36 + "Zq8L",
+    "doppler-api-token": "dp.pt." + A36 + "Zq8Lm3Xv",
+    "dynatrace-api-token": "dt0c01." + A36[:24].lower() + "." + (A36 + A36)[:64].lower(),
+    "sentry-user-token": "sntryu_" + HEX64,
     "private-key": "-----BEGIN RSA PRIVATE KEY-----",
-    "pgp-private-key": "-----BEGIN PGP PRIVATE KEY BLOCK-----",
-    "putty-private-key": "PuTTY-User-Key-File-3:",
+    "putty-private-key": "PuTTY-User-Key-File-3: ",
     "high-entropy": "Zq8Lm3Xv9Rt2Wp7Ny4Kb6Hd1Jf5Gs0Ac8Ue3Oi",
 }
 SENTENCES: dict[str, str] = {
@@ -68,7 +78,7 @@ def test_each_rule_fires_and_report_never_contains_the_secret(rule: str) -> None
     findings = scan_text(text, "record:m1", "$.summary")
     assert rule in {f.rule for f in findings}
     hit = next(f for f in findings if f.rule == rule)
-    assert text.encode()[hit.offset :].startswith(secret.encode()[:4]) or rule == "slack-webhook"
+    assert text.encode()[hit.offset :].startswith(secret.encode()[:4]) or rule == "slack-webhook-url"
     report = ScrubReport()
     report.extend(findings)
     dumped = json.dumps(report.to_dict())
@@ -81,9 +91,14 @@ def test_each_rule_fires_and_report_never_contains_the_secret(rule: str) -> None
     assert set(hit.to_dict()) == {"rule", "location", "path", "offset", "severity"}
 
 
-def test_every_block_rule_is_covered_here_or_below() -> None:
-    covered = set(SECRETS) | {"uri-credentials", "secret-assignment", "forbidden-literal", "home-path"}
-    assert set(scrub.RULE_IDS) == covered
+def test_every_rule_compiles_and_has_a_trigger() -> None:
+    from acx.core.scrub import engine, rules, triggers
+
+    announced = {i for _t, ix in triggers.all_triggers() for i in ix}
+    assert announced == set(range(len(rules.RULES)))
+    for i in range(len(rules.RULES)):
+        assert engine.compiled().rule(i).groups >= 1, rules.RULES[i].id
+    assert set(SECRETS) <= set(scrub.RULE_IDS)
 
 
 @pytest.mark.parametrize(
@@ -208,35 +223,38 @@ def test_scan_record_walks_keys_values_and_depth() -> None:
     record = {
         "id": "mem-1",
         "summary": "clean",
-        "tags": ["a", "b", SECRETS["github-token"]],
+        "tags": ["a", "b", SECRETS["github-pat"]],
         "meta": {
             "nested": [{"deep": "x " + SECRETS["aws-access-key-id"]}],
-            "weird key": SECRETS["npm-token"],
+            "weird key": SECRETS["npm-access-token"],
         },
-        SECRETS["stripe-secret-key"]: "key is the secret",
+        SECRETS["stripe-access-token"]: "key is the secret",
         "db_password": "Zx9!kq2Lm",
     }
     found = {(f.rule, f.path, f.offset) for f in scan_record(record)}
-    assert ("github-token", "$.tags[2]", 0) in found
+    assert ("github-pat", "$.tags[2]", 0) in found
     assert ("aws-access-key-id", "$.meta.nested[0].deep", 2) in found
-    assert ("npm-token", '$.meta["weird key"]', 0) in found
-    assert any(rule == "stripe-secret-key" for rule, _p, _o in found)  # secret in an object key
+    assert ("npm-access-token", '$.meta["weird key"]', 0) in found
+    assert any(rule == "stripe-access-token" for rule, _p, _o in found)  # secret in an object key
     assert ("secret-assignment", "$.db_password", 0) in found
     assert all(f.location == "record:mem-1" for f in scan_record(record))
 
 
 def test_scan_bundle_covers_records_knowledge_and_skills() -> None:
     report = scan_bundle(
-        [{"id": "r1", "summary": "ok"}, {"id": "r2", "summary": "token " + SECRETS["huggingface-token"]}],
+        [
+            {"id": "r1", "summary": "ok"},
+            {"id": "r2", "summary": "token " + SECRETS["huggingface-access-token"]},
+        ],
         knowledge=[("knowledge/a.md", "# A\n\nclean"), ("knowledge/b.md", "line\n" + SECRETS["private-key"])],
-        skills=[("rom/skills/x/SKILL.md", "---\nname: x\n---\n" + SECRETS["slack-token"])],
+        skills=[("rom/skills/x/SKILL.md", "---\nname: x\n---\n" + SECRETS["slack-bot-token"])],
     )
     assert report.blocked
     where = {(f.location, f.path, f.rule) for f in report.findings}
     assert where == {
-        ("record:r2", "$.summary", "huggingface-token"),
+        ("record:r2", "$.summary", "huggingface-access-token"),
         ("file:knowledge/b.md", "", "private-key"),
-        ("file:rom/skills/x/SKILL.md", "", "slack-token"),
+        ("file:rom/skills/x/SKILL.md", "", "slack-bot-token"),
     }
     offsets = {f.location: f.offset for f in report.findings}
     assert offsets["file:knowledge/b.md"] == 5
@@ -245,12 +263,12 @@ def test_scan_bundle_covers_records_knowledge_and_skills() -> None:
 
 
 def test_string_with_nul_still_scanned() -> None:
-    record = {"id": "n", "a": "x\x00y", "b": "pre\x00" + SECRETS["gitlab-token"]}
-    assert [(f.rule, f.path, f.offset) for f in scan_record(record)] == [("gitlab-token", "$.b", 4)]
+    record = {"id": "n", "a": "x\x00y", "b": "pre\x00" + SECRETS["gitlab-pat"]}
+    assert [(f.rule, f.path, f.offset) for f in scan_record(record)] == [("gitlab-pat", "$.b", 4)]
 
 
 def test_scan_any_shapes() -> None:
-    secret = SECRETS["databricks-token"]
+    secret = SECRETS["databricks-api-token"]
     assert scan_any([{"id": "a", "summary": secret}]).findings[0].location == "record:a"
     bundle = {"records": [], "knowledge": {"k.md": secret}, "skills": [{"path": "s/SKILL.md", "body": "ok"}]}
     assert scan_any(bundle).findings[0].location == "file:k.md"
@@ -268,7 +286,7 @@ def test_finding_is_frozen_and_serialises() -> None:
 
 def test_many_strings_in_one_buffer_map_back_to_their_string() -> None:
     records = [
-        {"id": f"r{i}", "summary": f"note {i} " + ("ok" if i % 50 else SECRETS["npm-token"])}
+        {"id": f"r{i}", "summary": f"note {i} " + ("ok" if i % 50 else SECRETS["npm-access-token"])}
         for i in range(500)
     ]
     report = scan_bundle(records)
@@ -305,7 +323,7 @@ def test_cli_exit_codes_and_output(tmp_path) -> None:
     clean = tmp_path / "clean.json"
     clean.write_text(json.dumps([{"id": "a", "summary": "token bucket, fixed in 3f2a9c1"}]))
     dirty = tmp_path / "dirty.json"
-    dirty.write_text(json.dumps({"records": [{"id": "a", "summary": "k " + SECRETS["npm-token"]}]}))
+    dirty.write_text(json.dumps({"records": [{"id": "a", "summary": "k " + SECRETS["npm-access-token"]}]}))
     text = tmp_path / "notes.md"
     text.write_text("# Notes\n\nsee /home/alice/x\n")
     bad = tmp_path / "bad.bin"
@@ -320,9 +338,15 @@ def test_cli_exit_codes_and_output(tmp_path) -> None:
     out = json.loads(blocked.stdout)
     assert out["blocked"] is True
     assert out["findings"] == [
-        {"rule": "npm-token", "location": "record:a", "path": "$.summary", "offset": 2, "severity": "block"}
+        {
+            "rule": "npm-access-token",
+            "location": "record:a",
+            "path": "$.summary",
+            "offset": 2,
+            "severity": "block",
+        }
     ]
-    assert SECRETS["npm-token"][:8].encode() not in blocked.stdout + blocked.stderr
+    assert SECRETS["npm-access-token"][:8].encode() not in blocked.stdout + blocked.stderr
 
     warned = run_cli(str(text))
     assert warned.returncode == 0
@@ -335,7 +359,7 @@ def test_cli_exit_codes_and_output(tmp_path) -> None:
     assert forbid.returncode == 3
     assert json.loads(forbid.stdout)["findings"][0]["rule"] == "forbidden-literal"
 
-    piped = run_cli("-", stdin=b"hello " + SECRETS["vault-token"].encode())
+    piped = run_cli("-", stdin=b"hello " + SECRETS["hashicorp-vault-token"].encode())
     assert piped.returncode == 3
 
 

@@ -74,10 +74,12 @@ def gate(bundle: Any, forbidden: tuple[str, ...] = ()) -> None:
     report = ScrubReport()
     records = bundle.records
     parts = [
-        scan_bundle(records[i : i + GATE_BATCH], forbidden=forbidden)
+        scan_bundle(records[i : i + GATE_BATCH], forbidden=forbidden, first_index=i)
         for i in range(0, len(records), GATE_BATCH)
     ]
-    parts.append(scan_bundle([], bundle.knowledge, bundle.skills, forbidden))
+    # file paths and contents, and the other members (vector ids): scanned before anything is stored
+    other = {"vectors": bundle.vectors} if bundle.vectors is not None else None
+    parts.append(scan_bundle([], bundle.knowledge, bundle.skills, forbidden, other=other))
     for part in parts:
         report.extend([*part.findings, *part.warnings])
     if report.blocked:

@@ -1,0 +1,270 @@
+"""Rules that know no provider: a secret-like NAME given a literal value, credentials in URLs, long
+random runs, home paths. Each runs from a C-speed search (``bytes.find`` / one RE2 pass) and judges
+only what that search found, on bounded windows (names <= 64 bytes, values <= 512 bytes).
+
+What these do NOT stop: a dictionary-word password (``password=dragon`` reads as a word and passes),
+a secret with no format, shorter than 20 characters and not assigned to a secret-like name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from acx.core.scrub import judge
+
+BLOCK = "block"
+WARN = "warn"
+Span = tuple[str, int, int, str]
+VALUE_CAP = 512
+
+# Secret-like names: the assigned NAME must END with one of these words (``db_password``,
+# ``GITHUB_TOKEN``, ``client_secret``, ``api_key``), so ``max_tokens``, ``token_bucket`` and
+# ``password_hash`` do not count. Matched on the lowercased bytes.
+KW_STEMS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred", b"pat", b"sig")
+# After the stem: its allowed tails, the rest of the name, then an assignment operator in any of
+# the usual syntaxes (``=``, ``:``, ``:=``, ``=>``, ``?=``, ``.=``, ``::=``, ``||=``), a
+# ``setProperty("NAME", value)`` comma, an XML element's ``>``, or prose (``token is``).
+_KW_TAIL = rb"""(?:(?<=pass)(?:word|wd|phrase)?|(?<=pwd)|(?<=secret)s?|(?<=token)s?|(?<=key)s?|(?<=auth)
+    |(?<=cred)(?:s|entials?)?|(?<=pat)|(?<=sig)(?:nature)?)(?![a-z0-9])["'>\]]?[ \t]{0,4}
+    (?P<op>={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|,(?=[ \t]{0,4}["'])|>|\((?=["'])|[ \t](?:is|was|are)[ \t]
+    |[ \t]\((?=[^ ])|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=
+    |[ \t]*\r?\n[ \t]*value:)"""
+KW_NAME_BACK = re.compile(rb"[A-Za-z0-9_.-]{0,64}\Z")
+_NAME_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+_KW_NAME_OK = re.compile(
+    rb"""(?:^|[_.-])(?:[a-z0-9]*(?:password|passwd|passphrase|pwd|pass|secrets?|tokens?|auth|creds?
+    |credentials?|signature)|(?:api|apikey|secret|private|access|client|signing|encryption|master
+    |auth|account|app|service|license|session|webhook|deploy|ssh|gpg|storage|x-api|consumer|user
+    |admin|bot|bearer|refresh|oauth|pat|sas|shared|root|db|database|redis|smtp|mail)[_.-]?keys?
+    |apikey|pat|sig)$|^keys?$""",
+    re.X,
+)
+_KW_VALUE = re.compile(
+    rb"""[ \t]{0,8}(?:\r?\n[ \t]{0,40})?(?:\\?"([^"\x00\n\\]{0,512})\\?"?|'([^'\x00\n]{0,512})'?
+    |`([^`\x00\n]{0,512})`?|([^\s"'`,;<\x00]{0,512}))""",
+    re.X,
+)
+BARE = re.compile(
+    rb"^(?:key|keys|token|tokens|secret|secrets|auth|pass|pat|sig|signature|credentials?|creds?)$"
+)
+_AWS_CONTEXT = re.compile(rb"aws|secret.?access|secretaccess", re.I)
+_URI_CRED = re.compile(
+    rb"[A-Za-z][A-Za-z0-9+.-]{0,30}://([^\s/?#@:\"'<>\x00]{1,256}):([^\s/?#@\"'<>\x00]{1,256})@\Z"
+)
+_URI_PLACEHOLDER = re.compile(
+    rb"^(?:\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|<[^>]*>|\{\{?[^}]*\}\}?|%s|%\([a-z_]+\)s|\*+|\[[^\]]*\])$"
+)
+HOME = re.compile(rb"(?:/home/|/Users/|[A-Za-z]:\\Users\\)[A-Za-z0-9._-]{1,64}|~/")
+HOME_SLASH = re.compile(rb"/(?=home/|Users/)")
+_RUN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-"
+MIN_RUN = 20
+_RUN_TABLE = bytes(ord("a") if b in _RUN_CHARS else ord(" ") for b in range(256))
+_RUN_PROBE = b"a" * MIN_RUN
+_KEYWORDS = [re.compile(re.escape(stem) + _KW_TAIL, re.X) for stem in KW_STEMS]
+_RARE_BYTES = b"~\\"
+
+
+def find_all(buf: bytes, needle: bytes, step: int = 1) -> Iterator[int]:
+    """Start of every occurrence of ``needle`` (the next search begins ``step`` bytes further)."""
+    for byte in needle:
+        if byte in _RARE_BYTES and byte not in buf:
+            return
+    find = buf.find
+    i = find(needle)
+    while i >= 0:
+        yield i
+        i = find(needle, i + step)
+
+
+def secret_name(name: bytes) -> bool:
+    """Whether a NAME (its last 64 name characters, lowercased) ends with a secret-like word."""
+    m = KW_NAME_BACK.search(name.rstrip(b" \t\"'"))
+    tail = m.group(0).lower().lstrip(b"._-") if m else b""
+    return bool(tail and _KW_NAME_OK.search(tail))
+
+
+def scan_assignments(buf: bytes, low: bytes, spans: list[Span], budget: list[int]) -> None:
+    """Every ``secret-like-name <op> literal`` in ``buf``; ``low`` is ``buf.lower()``."""
+    for kw, stem in zip(_KEYWORDS, KW_STEMS, strict=True):
+        match = kw.match
+        skip_to = -1
+        for i in find_all(low, stem):
+            if i < skip_to:
+                continue
+            m = match(low, i)
+            if m is None:
+                continue
+            budget[0] -= 1
+            if budget[0] < 0:
+                return
+            skip_to = check_assignment(buf, i, m.end(), m.group("op"), spans, budget)
+
+
+def check_assignment(
+    buf: bytes, stem_start: int, op_end: int, op: bytes, spans: list[Span], budget: list[int]
+) -> int:
+    """Judge one NAME <op> VALUE; returns the end of what was read (the next stem is searched after)."""
+    window = buf[max(0, stem_start - 64) : stem_start]
+    name_start = stem_start - (len(window) - len(window.rstrip(_NAME_CHARS)))
+    name_end = op_end - len(op)
+    while name_end > stem_start and buf[name_end - 1] in b" \t\"'>]":
+        name_end -= 1
+    name = buf[name_start:name_end]
+    if op == b">":  # only an element: <password>value</password>
+        closing = b"</" + name
+        if name_start == 0 or buf[name_start - 1] != 0x3C or buf.find(closing, op_end, op_end + 600) < 0:
+            return op_end
+    if not secret_name(name):
+        return op_end
+    vm = _KW_VALUE.match(buf, op_end)
+    if vm is None:
+        return op_end
+    for g in (1, 2, 3, 4):
+        if vm.group(g) is not None:
+            value, vstart, quoted = vm.group(g), vm.start(g), g < 4
+            break
+    else:
+        return op_end
+    budget[0] -= len(value) // 64  # judging costs with the length judged
+    if b"\n" in buf[op_end:vstart] and op != b">" and not op.endswith(b"value:"):
+        return op_end  # ``password:`` then a new line: the next line is not its value
+    weak = op.strip() in (b"is", b"was", b"are", b"(") or op == b"," or BARE.match(name.lower()) is not None
+    if weak and not judge.token_like(value):
+        # prose, argument lists and a bare ``key``/``token``: only a value shaped like a token counts
+        return vstart + len(value)
+    if vm.group(3) is not None and b" " in value:
+        return vstart + len(value)  # `command substitution`
+    if not judge.is_secret_value(value, quoted, name):
+        return vstart + len(value)
+    rule = "secret-assignment"
+    if len(value) == 40 and _AWS_CONTEXT.search(name):
+        rule = "aws-secret-access-key"
+    spans.append((rule, vstart, vstart + len(value), BLOCK))
+    return vstart + len(value)
+
+
+def scan_uris(buf: bytes, spans: list[Span], budget: list[int]) -> None:
+    """``scheme://user:password@host``: the password, unless it is template syntax."""
+    for at in find_all(buf, b"@"):
+        budget[0] -= 1
+        if budget[0] < 0:
+            return
+        lo = max(0, at - 560)
+        scheme = buf.rfind(b"://", lo, at)
+        if scheme < 0:
+            continue
+        start = scheme
+        while start > lo and (buf[start - 1 : start].isalnum() or buf[start - 1] in b"+.-"):
+            start -= 1
+        m = _URI_CRED.match(buf, start, at + 1)
+        if m is None:
+            continue
+        password = m.group(2)
+        if _URI_PLACEHOLDER.match(password) or judge.is_placeholder(password + b"    "):
+            if _URI_PLACEHOLDER.match(password) or len(set(password)) <= 2:
+                continue
+        spans.append(("uri-credentials", m.start(2), m.end(2), BLOCK))
+
+
+_PUBLIC_BLOCK = re.compile(
+    rb"-----BEGIN (?:PGP PUBLIC KEY BLOCK|PUBLIC KEY|RSA PUBLIC KEY|CERTIFICATE|X509 CRL)-----"
+)
+# The value of a name that says what it is: public keys, ids, hashes, nonces are not credentials.
+_NOT_SECRET_NAME = re.compile(
+    rb"(?i)(?:public|publishable|pub)[\w.-]{0,20}[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?$"
+    rb"|(?:id|ids|hash|digest|checksum|sha\d*|etag|fingerprint|uuid|guid|nonce|salt|iv)[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?$"
+)
+
+
+def _public_ranges(buf: bytes) -> list[tuple[int, int]]:
+    """Byte ranges of PEM/PGP public key and certificate blocks: base64 there is public by design."""
+    out: list[tuple[int, int]] = []
+    if b"-----BEGIN" not in buf:
+        return out
+    for m in _PUBLIC_BLOCK.finditer(buf):
+        end = buf.find(b"-----END", m.end())
+        out.append((m.start(), end if end >= 0 else len(buf)))
+    return out
+
+
+def _in_url(buf: bytes, pos: int) -> bool:
+    """Whether ``pos`` is in the path or query of a URL (a document id, a CDN file name)."""
+    lo = max(0, pos - 200)
+    scheme = buf.rfind(b"://", lo, pos)
+    if scheme < 0:
+        return False
+    between = buf[scheme:pos]
+    return not any(c in between for c in (b" ", b"\n", b"\t", b'"', b"'", b"\x00", b"@"))
+
+
+def scan_runs(buf: bytes, spans: list[Span], budget: list[int]) -> None:
+    """Long runs of token characters: AWS secret keys in context, other random-looking blobs.
+
+    Not judged: runs inside a URL's path or query (document ids; a credential in a URL is the URI
+    and assignment rules' job), inside public key / certificate blocks, and the values of names that
+    say they are public, ids or hashes (``public_key =``, ``credentialId:``, ``issuerKeyHash=``).
+    """
+    public = _public_ranges(buf)
+    tr = buf.translate(_RUN_TABLE)
+    find = tr.find
+    end = len(tr)
+    pos = find(_RUN_PROBE)
+    while pos >= 0:
+        stop = find(b" ", pos + MIN_RUN)
+        if stop < 0:
+            stop = end
+        tok = buf[pos:stop]
+        budget[0] -= 1 + min(len(tok), 4096) // 256
+        if budget[0] < 0:
+            return
+        if not (_in_url(buf, pos) or any(a <= pos < b for a, b in public)):
+            if _NOT_SECRET_NAME.search(buf, max(0, pos - 48), pos) is None:
+                _check_run(buf, tok, pos, spans)
+        pos = find(_RUN_PROBE, stop)
+
+
+def _check_run(buf: bytes, tok: bytes, pos: int, spans: list[Span]) -> None:
+    # A run may be NAME=VALUE glued together; judge the part after the last '=' that is not padding.
+    head = tok.rstrip(b"=")
+    cut = head.rfind(b"=") + 1
+    core = head[cut:]
+    start = pos + cut
+    if len(core) == 40 and b"_" not in core and b"-" not in core:
+        ctx = buf[max(0, start - 64) : start]
+        if (
+            _AWS_CONTEXT.search(ctx)
+            and core.strip(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != b""
+            and not judge.is_placeholder(core)
+        ):
+            spans.append(("aws-secret-access-key", start, start + 40, BLOCK))
+            return
+    if len(core) > 4096:
+        core = core[:4096]
+    if (
+        len(core) >= MIN_RUN
+        and (judge.looks_random(core) or _random_piece(core))
+        and not judge.is_placeholder(core)
+    ):
+        spans.append(("high-entropy", start, start + len(core), BLOCK))
+
+
+def _random_piece(core: bytes) -> bool:
+    # lowercase/digit secrets glued with '-' or '_' (``s6xul08pmeofq0o5qczwz30ndsojjv8s-21txuqo``)
+    return any(judge.looks_random_lower(p) for p in re.split(rb"[-_./+=]", core) if len(p) >= 20)
+
+
+def scan_home(buf: bytes, spans: list[Span]) -> None:
+    """Home directory paths (``/home/alice``, ``C:\\Users\\bob``, ``~/``): a warning, not a block."""
+    for slash in HOME_SLASH.finditer(buf):
+        m = HOME.match(buf, slash.start())
+        if m is not None:
+            spans.append(("home-path", slash.start(), m.end(), WARN))
+    for i in find_all(buf, b"\\Users\\"):
+        start = i - 2 if i >= 2 else i
+        m = HOME.match(buf, start)
+        if m is not None:
+            spans.append(("home-path", start, m.end(), WARN))
+    for i in find_all(buf, b"~/", 2):
+        if i == 0 or buf[i - 1] in b" \t\n\"'`(=:\x00[{,":
+            spans.append(("home-path", i, i + 2, WARN))

@@ -1,0 +1,226 @@
+"""Value judgements: is this captured value a placeholder, a reference, plain words, or random enough?
+
+Every function takes bytes no longer than the engine's value cap (512), so each regex here runs on a
+bounded input and costs at most a few microseconds: Python's ``re`` is safe on them (no nested
+quantifiers that can overlap, and the input is bounded anyway).
+
+What these judgements do NOT stop: a real secret that happens to look like a placeholder (``xxxx``
+runs, ``your-...-here``), or a dictionary-word password (``password=dragon`` passes as a word).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zlib
+
+_PLACEHOLDER_WORDS = frozenset(
+    b"""changeme change_me change-me redacted placeholder example sample dummy none null nil
+    undefined empty todo tbd fixme secret password passwd token xxx your_token your_password hidden
+    masked omitted notset not_set unset required optional string str bytes int true false
+    test testing foobar foo bar baz replaceme replace_me insert_here value""".split()
+)
+# Anchored at the start only (each alternative fails fast): no ``.*X.*`` forms, which backtrack.
+_PLACEHOLDER = re.compile(
+    rb"""^(?:<[^>]*>?$|\$\{|\$\(|\$[A-Za-z_][A-Za-z0-9_]*$|\{\{|\{[A-Za-z_][\w.]*\}$|%\(?[a-z_]*\)?s$
+    |%[A-Za-z_][A-Za-z0-9_]*%$|\[.*\]$|\.\.\.|your[_ -]|replace[_-]?me|<?redacted>?$|\*)""",
+    re.X | re.S | re.I,
+)
+_INFIXES = (b"[redacted]", b"***", b"xxxxxx", b"####", b"\xe2\x80\xa6")  # ... as one character too
+_SUFFIXES = (b"_here", b"-here", b"...")
+_CODE_REF = re.compile(
+    rb"""^(?:[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*|\[.*)?
+    |[A-Za-z_][A-Za-z0-9_]*\(.*|[A-Za-z_][A-Za-z0-9_]*\[.*|(?:arn|ssm|vault|secretsmanager|op|env)
+    :.*|[a-z]+://.*|~?\.{0,2}/.*|`.*`)$""",
+    re.X | re.S,
+)
+_WORDS = re.compile(rb"^[A-Za-z][a-z]*(?:[ _-][A-Za-z]?[a-z]*)*[.!?]?$")
+_DIGITS = re.compile(rb"^[0-9]+$")
+_PATHLIKE = re.compile(rb"^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?$")
+_PIECES = re.compile(rb"[-_/.]")
+_VERSION = re.compile(rb"^v?[0-9]+(?:\.[0-9]+){1,3}(?:[-+][0-9A-Za-z.-]*)?$")
+_UUID = re.compile(rb"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_HEX = re.compile(rb"^[0-9a-fA-F]+$")
+_SEQUENCES = (b"0123456789", b"abcdefghijklmnopqrstuvwxyz", b"9876543210")
+# Stand-in shapes a random draw essentially never produces: 6 digits or 7 letters in alphabet order,
+# a character 6 times in a row, a 2- or 3-character unit repeated (``123123123123``).
+_RUNS = re.compile(
+    b"|".join(re.escape(s[i : i + 6]) for s in (b"0123456789", b"9876543210") for i in range(5))
+    + b"|"
+    + b"|".join(re.escape(_a[i : i + 7]) for _a in (b"abcdefghijklmnopqrstuvwxyz",) for i in range(20))
+    + rb"|(.)\1{5,}|(..)\2{4,}|(...)\3{3,}"
+)
+_MASK_RUNS = re.compile(
+    rb"[x*0#.]{6,}|(..)\1{4,}|(...)\2{3,}|"
+    + b"|".join(re.escape(_a[i : i + 7]) for _a in (b"abcdefghijklmnopqrstuvwxyz",) for i in range(20)),
+    re.I,
+)
+_ANY_RUN = re.compile(rb"(.)\1{5,}")
+_EXPRESSION = re.compile(rb"\s[=:+]\s|\s=$|^[$`]|[-:@]v?[0-9]+\.[0-9]+(?:\.[0-9]+)?$")
+_CAMEL_WORDS = re.compile(rb"^(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z]))+$")
+
+
+def shannon_entropy(data: bytes) -> float:
+    """Bits per symbol of ``data``; random base64 sits near 5-6, words and paths near 3.5-4."""
+    if not data:
+        return 0.0
+    n = len(data)
+    return -sum(c / n * math.log2(c / n) for c in (data.count(b) for b in set(data)))
+
+
+def _masked(low: bytes, strict: bool) -> bool:
+    if strict:
+        return _RUNS.search(low) is not None
+    m = _MASK_RUNS.search(low)
+    return m is not None and (m.lastindex is None or len(set(m.group(m.lastindex))) > 1)
+
+
+def is_placeholder(value: bytes, key: bytes = b"", strict: bool = True) -> bool:
+    """Template syntax, masks and stand-ins: ``<TOKEN>``, ``${VAR}``, ``{{ x }}``, ``$(cmd)``, runs of
+    x/X/*/0/#, ``REDACTED``, ``your-...-here``, ``...EXAMPLE``, a value equal to its own key name."""
+    v = value.strip(b"\"'` ")
+    if len(v) < 4:
+        return True
+    low = v.lower()
+    if low in _PLACEHOLDER_WORDS or _PLACEHOLDER.match(v) or low.endswith(_SUFFIXES):
+        return True
+    if any(piece in low for piece in _INFIXES):
+        return True
+    if key and low == key.strip(b"\"'` ").lower():
+        return True  # ACCESS_TOKEN=ACCESS_TOKEN
+    body = low.split(b"_", 1)[-1] if low.count(b"_") == 1 else low
+    if len(set(body)) <= 2 or len(set(v)) <= 3:
+        return True  # ghp_xxxxxxxx..., AKIA0000..., aaaaaaa
+    if _masked(low, strict):
+        return True
+    if b"example" in low:
+        return True  # AKIAIOSFODNN7EXAMPLE and the other documented example keys
+    return strict and any(seq in low for seq in _SEQUENCES if len(low) < 2 * len(seq))
+
+
+def is_wordy(value: bytes) -> bool:
+    """Every long piece is plain words (``AgencyIdentificationCodeContentType``, ``Slack_BOT_TOKEN``):
+    an identifier that starts like a token prefix, not a token. Random draws mix case and digits."""
+    pieces = [p for p in re.split(rb"[^A-Za-z0-9]+", value) if len(p) >= 6]
+    if not pieces or any(p.isupper() and p.isalpha() and len(p) >= 12 for p in pieces):
+        return False  # AKIAAVIHWGUCPXMMZTBE: a base32 draw without digits is no word
+    return all(_CAMEL_WORDS.match(p) for p in pieces)
+
+
+def is_reference_or_words(value: bytes, quoted: bool) -> bool:
+    """Not a literal: code references (``os.environ[...]``, ``settings.X``), store paths and ARNs,
+    URLs, file paths, plain words (``see vault``), short numbers, versions."""
+    v = value.strip()
+    if not quoted:
+        v = v.rstrip(b").,;:]}>")
+    v = v.rstrip(b":")
+    if len(v) < 4 or _EXPRESSION.search(v):
+        return True  # ``name = ...`` pasted as a value, `$cmd`, a package coordinate ``x:y-1.2.3``
+    if _CODE_REF.match(v) or _WORDS.match(v) or _VERSION.match(v):
+        return True
+    if quoted and b" " in v and all(_WORDS.match(w) for w in v.split()):
+        return True
+    if _DIGITS.match(v) and len(v) < 6:
+        return True
+    return bool(_PATHLIKE.match(v) and max(len(p) for p in v.split(b"/")) < 16)
+
+
+def is_secret_value(value: bytes, quoted: bool, key: bytes = b"") -> bool:
+    """A literal secret assigned to a secret-like name: none of the above."""
+    return not (is_placeholder(value, key) or is_reference_or_words(value, quoted))
+
+
+def _flips(core: bytes) -> int:
+    flips = 0
+    prev = 0
+    for b in core:
+        cls = 1 if 65 <= b <= 90 else 2 if 97 <= b <= 122 else 3 if 48 <= b <= 57 else 4
+        if cls != prev:
+            flips += 1
+            prev = cls
+    return flips
+
+
+def looks_random(tok: bytes) -> bool:
+    """High-entropy blob check for one run of base64-alphabet bytes (mixed case; hex is not judged).
+
+    Needs both letter cases, a long unbroken piece (paths, ``stack-Name-1A2B3C`` ids and
+    ``snake_case`` names break into short pieces), frequent case/digit flips (CamelCase rarely flips)
+    and a Shannon entropy near what random base64 of that length reaches (1st percentile).
+    """
+    core = tok.strip(b"=")
+    n = len(core)
+    if core.isupper():
+        return False  # ULIDs, Crockford base32 ids, CONSTANT_NAMES: only provider rules judge these
+    if n < 24 or core.islower():
+        return looks_random_lower(core)
+    longest = max(_PIECES.split(core), key=len)
+    if len(longest) < 16 or longest.islower() or longest.isupper():
+        return False  # rec_01HZX3KQ9M8N7P6R5S4T (ULID), my-stack-Api-1A2B3C
+    if n < 40 and not any(48 <= b <= 57 for b in core):
+        return False  # CamelCaseIdentifiersWithoutDigits
+    if _flips(core) < n * 0.3:
+        return False
+    return shannon_entropy(core) >= 0.82 * math.log2(min(n, 64))
+
+
+def looks_random_lower(tok: bytes, min_len: int = 20) -> bool:
+    """A one-case token of letters AND digits, well mixed: ``h9eco54ny4xb6xq8mrl86msar``.
+
+    Hex digests (commit SHAs, sha256) never qualify: only letters a-f. Identifiers such as
+    ``python311`` or ``mem00001234`` flip class once or twice; random draws flip every 2-3 chars.
+    """
+    core = tok.strip(b"=")
+    if not core.islower():
+        return False
+    n = len(core)
+    if n < min_len or n > 256 or not core.isalnum() or _HEX.match(core):
+        return False
+    digits = sum(1 for b in core if 48 <= b <= 57)
+    if digits < 3 or n - digits < 6:
+        return False
+    if _flips(core) < max(6, n * 0.28):
+        return False
+    return shannon_entropy(core) >= 0.8 * math.log2(min(n, 36))
+
+
+def token_like(value: bytes) -> bool:
+    """Shaped like a generated credential: 16+ characters with no spaces, letters AND digits (hex
+    and UUIDs included), or random by :func:`looks_random`; not a placeholder, word, path or version."""
+    v = value.strip()
+    if len(v) < 16 or b" " in v or is_placeholder(v) or is_reference_or_words(v, True):
+        return False
+    if looks_random(v) or looks_random_lower(v, 16):
+        return True
+    letters = len(v) - len(v.translate(None, _LETTERS))
+    digits = len(v) - len(v.translate(None, _DIGIT_BYTES))
+    return letters >= 4 and digits >= 4 and not is_wordy(v)
+
+
+def weak_value(value: bytes) -> bool:
+    """For keyword-gated shapes (hex, digits, uuid next to "datadog", "discord"...): a stand-in."""
+    v = value.strip()
+    if is_placeholder(v, strict=False) or is_wordy(v) or v.isalpha() or _ANY_RUN.search(v):
+        return True
+    if _UUID.match(v):
+        return v.replace(b"-", b"").strip(b"0") == b""
+    counts = sorted((v.count(b) for b in set(v)), reverse=True)
+    return bool(counts) and counts[0] > len(v) * 0.5
+
+
+_B62 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_LETTERS = _B62[10:]
+_DIGIT_BYTES = _B62[:10]
+
+
+def crc32_base62_ok(token: bytes) -> bool:
+    """GitHub/npm token checksum: the last 6 characters are the base62 CRC32 of the 30 before them."""
+    body = token.split(b"_", 1)[-1]
+    if len(body) != 36:
+        return False
+    value = zlib.crc32(body[:30])
+    out = bytearray()
+    while value:
+        value, rem = divmod(value, 62)
+        out.insert(0, _B62[rem])
+    return bytes(out).rjust(6, b"0") == body[30:]
