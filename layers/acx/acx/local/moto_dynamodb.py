@@ -29,6 +29,9 @@ def install() -> None:
     from moto.dynamodb.models import DynamoDBBackend
 
     DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
+    from acx.local import moto_query
+
+    moto_query.install()  # paged Query in O(page), not O(table): acx/local/moto_query.py
     _INSTALLED = True
 
 
