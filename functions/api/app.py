@@ -201,7 +201,7 @@ def _request(model: Any, limit: int) -> Any:
         except CanonicalError as exc:
             raise ServiceError(400, c.ERR_INVALID_JSON, exc.message, safe_path(exc.path)) from None
         if not isinstance(doc, dict):
-            raise ServiceError(422, c.ERR_INVALID_REQUEST, "request body must be a JSON object", "$")
+            raise ServiceError(422, c.ERR_INVALID_BODY, "request body must be a JSON object", "$")
     try:
         return parse_request(model, doc)
     except RequestError as exc:

@@ -63,12 +63,17 @@ def parse_request(model: type[BaseModel], doc: Any) -> Any:
         loc = [str(p) for p in first.get("loc", ())]
         where = "$" + "".join(f".{p}" if p.isidentifier() and len(p) <= 64 else "" for p in loc)
         kind = str(first.get("type", ""))
+        fields = ", ".join(sorted(model.model_json_schema(by_alias=True).get("properties", {})))
         if kind == "extra_forbidden":
-            raise RequestError(422, "unknown_field", "unknown field", where) from None
-        fields = ", ".join(sorted(model.model_json_schema().get("properties", {})))
-        raise RequestError(
-            422, c.ERR_INVALID_REQUEST, f"{first.get('msg', 'invalid value')} (fields: {fields})", where
-        ) from None
+            raise RequestError(422, c.ERR_UNKNOWN_FIELD, f"unknown field (known: {fields})", where) from None
+        code = (
+            c.ERR_TOO_LONG
+            if kind.endswith("too_long")
+            else c.ERR_INVALID_TYPE
+            if kind.endswith("_type") or kind.endswith("_parsing")
+            else c.ERR_INVALID_REQUEST
+        )
+        raise RequestError(422, code, f"{where}: {first.get('msg', 'invalid value')}", where) from None
 
 
 class RequestError(ValueError):
