@@ -229,7 +229,7 @@ def get_uploads(pkg: PkgPath, limit: Limit = c.LIST_DEFAULT_LIMIT, cursor: Curso
 @app.get("/v1/packages/<pkg>/uploads/<uploadId>")
 def get_upload(
     pkg: PkgPath,
-    uploadId: Annotated[str, Path(pattern=f"^{c.UPLOAD_ID_PATTERN}$")],  # noqa: N803 - the API's name
+    uploadId: Annotated[str, Path(pattern=f"^{c.UPLOAD_ID_PATTERN}$")],
 ) -> dict[str, Any]:
     from acx.usecases.uploads import upload_status
 
@@ -255,7 +255,7 @@ RecordId = Annotated[str, Path(min_length=1, max_length=c.RECORD_ID_MAX)]
 
 
 @app.get("/v1/packages/<pkg>/memories/<id>")
-def get_memory(pkg: PkgPath, id: RecordId) -> dict[str, Any]:  # noqa: A002 - the API's name
+def get_memory(pkg: PkgPath, id: RecordId) -> dict[str, Any]:
     from acx.usecases.recall import get_memory as one
 
     principal = _caller(c.SCOPE_READ, pkg)
@@ -263,7 +263,7 @@ def get_memory(pkg: PkgPath, id: RecordId) -> dict[str, Any]:  # noqa: A002 - th
 
 
 @app.delete("/v1/packages/<pkg>/memories/<id>")
-def delete_memory(pkg: PkgPath, id: RecordId) -> dict[str, Any]:  # noqa: A002 - the API's name
+def delete_memory(pkg: PkgPath, id: RecordId) -> dict[str, Any]:
     from acx.usecases.forget import forget
 
     principal = _caller(c.SCOPE_FORGET, pkg)
@@ -301,7 +301,9 @@ def post_cartridge(pkg: PkgPath):
 
 
 @app.get("/v1/packages/<pkg>/cartridges")
-def get_cartridges(pkg: PkgPath, limit: Limit = c.LIST_DEFAULT_LIMIT, cursor: Cursor = None) -> dict[str, Any]:
+def get_cartridges(
+    pkg: PkgPath, limit: Limit = c.LIST_DEFAULT_LIMIT, cursor: Cursor = None
+) -> dict[str, Any]:
     from acx.usecases.listing import list_cartridges
 
     principal = _caller(c.SCOPE_EXPORT, pkg)
@@ -311,7 +313,7 @@ def get_cartridges(pkg: PkgPath, limit: Limit = c.LIST_DEFAULT_LIMIT, cursor: Cu
 @app.get("/v1/packages/<pkg>/cartridges/<cartridgeId>")
 def get_cartridge(
     pkg: PkgPath,
-    cartridgeId: Annotated[str, Path(pattern=f"^{c.CARTRIDGE_ID_PATTERN}$")],  # noqa: N803
+    cartridgeId: Annotated[str, Path(pattern=f"^{c.CARTRIDGE_ID_PATTERN}$")],
 ) -> dict[str, Any]:
     from acx.usecases.cartridges import download
 
@@ -384,9 +386,8 @@ def post_unlock(pkg: PkgPath) -> dict[str, Any]:
 
 
 def _set_lock(pkg: str, *, locked: bool) -> dict[str, Any]:
-    from acx.usecases.locks import set_lock
-
     from acx.contract.models import LockRequest
+    from acx.usecases.locks import set_lock
 
     principal = _caller(c.SCOPE_ADMIN, pkg)
     req = _request(LockRequest, c.MAX_LOCK_BODY_BYTES)

@@ -169,9 +169,14 @@ def test_non_string_tenant_claim_is_401_before_the_handler(gw: Any, issuer: DevI
     for tenant in (True, 7, ["a"], {"x": 1}):
         claims = pyjwt.decode(issuer.issue("t"), options={"verify_signature": False})
         forged = pyjwt.encode(
-            {**claims, "tenant": tenant}, issuer._private, algorithm=issuer.algorithm, headers={"kid": issuer.kid}
+            {**claims, "tenant": tenant},
+            issuer._private,
+            algorithm=issuer.algorithm,
+            headers={"kid": issuer.kid},
         )
-        status, _, body = call(g.url + "/v1/packages/p/memories", headers={"Authorization": f"Bearer {forged}"})
+        status, _, body = call(
+            g.url + "/v1/packages/p/memories", headers={"Authorization": f"Bearer {forged}"}
+        )
         assert status == 401 and json.loads(body)["error"]["code"] == "unauthorized", tenant
     assert rec.calls == []
 

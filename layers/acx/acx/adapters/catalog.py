@@ -27,7 +27,12 @@ def decode_cursor(cursor: str, prefix: str) -> dict[str, Any]:
         pk, sk = key["pk"]["S"], key["sk"]["S"]
     except (ValueError, KeyError, TypeError):
         raise ValueError("invalid cursor") from None
-    if not isinstance(pk, str) or not isinstance(sk, str) or not pk.startswith(prefix) or set(key) != {"pk", "sk"}:
+    if (
+        not isinstance(pk, str)
+        or not isinstance(sk, str)
+        or not pk.startswith(prefix)
+        or set(key) != {"pk", "sk"}
+    ):
         raise ValueError("invalid cursor")
     return {"pk": {"S": pk}, "sk": {"S": sk}}
 

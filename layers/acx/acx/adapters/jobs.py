@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+import builtins
 from typing import Any
 
 
@@ -99,10 +100,9 @@ class JobStore:
                 return out
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-
     def page(
         self, tenant: str, package: str, kind: str, limit: int, cursor: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[builtins.list[dict[str, Any]], str | None]:
         """Up to ``limit`` jobs of one kind in id order, and the cursor of the next page (opaque; a
         cursor naming another package's or kind's key is refused with ValueError)."""
         from acx.adapters.catalog import decode_cursor, encode_cursor
@@ -118,7 +118,7 @@ class JobStore:
             if start["pk"]["S"] != _pk(tenant, package) or not start["sk"]["S"].startswith(f"{kind}#"):
                 raise ValueError("invalid cursor")
             kwargs["ExclusiveStartKey"] = start
-        out: list[dict[str, Any]] = []
+        out: builtins.list[dict[str, Any]] = []
         while True:
             resp = self.ddb.query(**kwargs)
             for item in resp.get("Items", []):

@@ -61,7 +61,7 @@ GATEWAY_MAX_PAYLOAD: Final = 10 * 1024 * 1024  # API Gateway HTTP API request pa
 
 # --- error codes (``{"error": {"code", "message", "path"?}}``); the CLI maps them to exit codes.
 ERR_UNAUTHORIZED: Final = "unauthorized"
-ERR_TOKEN_EXPIRED: Final = "token_expired"
+ERR_TOKEN_EXPIRED: Final = "token_expired"  # noqa: S105 - an error code, not a secret
 ERR_FORBIDDEN: Final = "forbidden"
 ERR_NOT_FOUND: Final = "not_found"
 ERR_NO_ROUTE: Final = "no_such_route"

@@ -55,7 +55,7 @@ class TokenRequest(_Closed):
 
 
 def parse_request(model: type[BaseModel], doc: Any) -> Any:
-    """Validate ``doc`` against ``model``; raises :class:`RequestError` naming the JSON path, never the value."""
+    """Validate ``doc`` against ``model``; :class:`RequestError` names the JSON path, never the value."""
     try:
         return model.model_validate(doc if doc is not None else {})
     except ValidationError as exc:
@@ -334,7 +334,12 @@ ROUTES: tuple[RouteSpec, ...] = (
         body_ref="AcxMemoryBundle",
     ),
     RouteSpec(
-        "POST", f"{_P}/uploads", c.SCOPE_WRITE, ((201, UploadCreated),), (*_AUTH_ERRORS, 422, 423), UploadRequest
+        "POST",
+        f"{_P}/uploads",
+        c.SCOPE_WRITE,
+        ((201, UploadCreated),),
+        (*_AUTH_ERRORS, 422, 423),
+        UploadRequest,
     ),
     RouteSpec("GET", f"{_P}/uploads", c.SCOPE_WRITE, ((200, UploadList),)),
     RouteSpec("GET", f"{_P}/uploads/{{uploadId}}", c.SCOPE_WRITE, ((200, UploadStatus),)),
@@ -354,7 +359,11 @@ ROUTES: tuple[RouteSpec, ...] = (
     ),
     RouteSpec("GET", f"{_P}/cartridges", c.SCOPE_EXPORT, ((200, CartridgeList),)),
     RouteSpec(
-        "GET", f"{_P}/cartridges/{{cartridgeId}}", c.SCOPE_EXPORT, ((200, CartridgeStatus),), (*_AUTH_ERRORS, 410)
+        "GET",
+        f"{_P}/cartridges/{{cartridgeId}}",
+        c.SCOPE_EXPORT,
+        ((200, CartridgeStatus),),
+        (*_AUTH_ERRORS, 410),
     ),
     RouteSpec("GET", f"{_P}/log", c.SCOPE_LOG, ((200, LogHead),)),
     RouteSpec("GET", f"{_P}/log/entries", c.SCOPE_LOG, ((200, LogEntryList),)),

@@ -471,7 +471,9 @@ class Gateway:
         now = int(time.time())
         token = self.issuer.issue(req.tenant, req.scopes, sub=req.sub, ttl=req.ttl, now=now)
         expires = datetime.fromtimestamp(now + req.ttl, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return _json(200, {"token": token, "expiresAt": expires, "tenant": req.tenant, "scopes": list(req.scopes)})
+        return _json(
+            200, {"token": token, "expiresAt": expires, "tenant": req.tenant, "scopes": list(req.scopes)}
+        )
 
 
 def _too_large() -> tuple[int, list[tuple[str, str]], bytes]:

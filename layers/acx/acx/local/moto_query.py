@@ -34,7 +34,13 @@ def install() -> None:
     original_all_items = Table.all_items
 
     def query(
-        self: Any, hash_key: Any, range_comparison: Any, range_objs: Any, limit: Any, *args: Any, **kwargs: Any
+        self: Any,
+        hash_key: Any,
+        range_comparison: Any,
+        range_objs: Any,
+        limit: Any,
+        *args: Any,
+        **kwargs: Any,
     ) -> Any:
         exclusive = kwargs.get("exclusive_start_key", args[0] if args else None)
         forward = kwargs.get("scan_index_forward", args[1] if len(args) > 1 else True)

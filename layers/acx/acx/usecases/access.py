@@ -33,9 +33,7 @@ class Principal:
 
     def require(self, scope: str) -> None:
         if scope not in self.scopes:
-            raise ServiceError(
-                403, ERR_FORBIDDEN, f"token lacks the scope {scope}", extra={"scope": scope}
-            )
+            raise ServiceError(403, ERR_FORBIDDEN, f"token lacks the scope {scope}", extra={"scope": scope})
 
 
 def principal_from_event(event: dict[str, Any]) -> Principal:

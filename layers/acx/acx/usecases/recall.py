@@ -53,7 +53,12 @@ def recall(
     try:
         while True:
             rows, cursor = deps.log.list_active(
-                tenant, package, zone=tier, tag=tag, limit=min(READ_CHUNK, limit - len(records)), cursor=cursor
+                tenant,
+                package,
+                zone=tier,
+                tag=tag,
+                limit=min(READ_CHUNK, limit - len(records)),
+                cursor=cursor,
             )
             for row in rows:
                 records.append(row["record"])
