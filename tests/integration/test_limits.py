@@ -204,7 +204,9 @@ def test_forget_by_overlong_record_id_is_400(svc: Service) -> None:
 # --- pagination
 
 
-@pytest.mark.parametrize(("limit", "fragment"), [("0", "1"), ("1001", "1000"), ("-5", "1"), ("abc", "integer")])
+@pytest.mark.parametrize(
+    ("limit", "fragment"), [("0", "1"), ("1001", "1000"), ("-5", "1"), ("abc", "integer")]
+)
 def test_pagination_limit_out_of_range_is_400(svc: Service, limit: str, fragment: str) -> None:
     status, body = svc.call("GET", f"/v1/packages/{SEEDED}/memories", query={"limit": limit})
     assert status == 400, body

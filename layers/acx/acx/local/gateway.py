@@ -278,6 +278,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _dispatch
 
+    def __getattr__(self, name: str) -> Any:
+        # any other method (TRACE, QUERY...) gets the gateway's JSON 404, not http.server's HTML 501
+        if name.startswith("do_"):
+            return self._dispatch
+        raise AttributeError(name)
+
 
 class Gateway:
     """ThreadingHTTPServer on 127.0.0.1 that invokes ``handler`` like the HTTP API would."""
