@@ -45,13 +45,17 @@ def record(i: int, **over: Any) -> dict[str, Any]:
 
 
 @pytest.fixture()
-def logged_in(local_stack: Any, acx_config: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Any:
-    salt = tmp_path / "salt"
-    import os
-
-    os.environ["ACX_SALT_FILE"] = str(salt)
+def logged_in(
+    local_stack: Any,
+    acx_config: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Any:
+    monkeypatch.setenv("ACX_SALT_FILE", str(tmp_path / "salt"))
+    monkeypatch.delenv("ACX_PACKAGE", raising=False)
     assert acx(capsys, "init")[0] == 0
-    code, out, err = acx(
+    code, _, err = acx(
         capsys,
         "login",
         "--endpoint",
@@ -63,8 +67,7 @@ def logged_in(local_stack: Any, acx_config: Path, capsys: pytest.CaptureFixture[
         "notes",
     )
     assert code == 0, err
-    yield local_stack
-    os.environ.pop("ACX_SALT_FILE", None)
+    return local_stack
 
 
 def test_login_whoami_logout_and_version(logged_in: Any, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import time
-import builtins
 from typing import Any
 
 
