@@ -9,7 +9,10 @@ Requests use ``urllib`` with a dev token from ``stack.token("bench")``.
 Rows: p50/p95 of ``POST /v1/packages/{pkg}/bundles`` with 100 distinct ~1 KB records each time (30
 requests; quick: 10), p50/p95 of ``GET /v1/packages/{pkg}/memories?limit=50`` (50 requests) on that
 package, and one presigned upload of 100,000 records (quick: 10,000): ``POST /uploads``, PUT to the
-presigned URL, poll ``GET /uploads/{id}`` until ingested; seconds end to end and records/s.
+presigned URL, poll ``GET /uploads/{id}`` until ingested; seconds end to end and records/s. Then the
+full listing of that package as a user runs it: ``acx recall --all -o FILE`` in its own process
+(start-up, every page of up to 1,000 records, streamed to FILE), seconds and records/s (issue 14
+target: <= 30 s for 100,000 records).
 """
 
 from __future__ import annotations
@@ -153,6 +156,50 @@ def _presigned_rows(api: _Api, quick: bool) -> list[dict[str, Any]]:
     ]
 
 
+def _listing_rows(endpoint: str, token: str, n: int) -> list[dict[str, Any]]:
+    import os
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "pulled.json"
+        env = {
+            **os.environ,
+            "ACX_ENDPOINT": endpoint,
+            "ACX_TOKEN": token,
+            "ACX_CONFIG": str(Path(tmp) / "config.json"),
+        }
+        cmd = [sys.executable, "-m", "acx.cli.main", "recall", "-p", "bench-bulk", "--all", "-o", str(out)]
+        started = time.perf_counter()
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600, check=False)
+        seconds = time.perf_counter() - started
+        if done.returncode != 0:
+            raise RuntimeError(f"acx recall --all: exit {done.returncode}: {done.stderr[-500:]}")
+        got = len(json.loads(out.read_bytes()))
+    note = f"{got} records streamed to a file, pages of up to 1000; {NOTE}"
+    return [
+        {
+            "name": f"stack full listing {n // 1000}k records (acx recall --all -o FILE)",
+            "value": round(seconds, 2),
+            "unit": "s",
+            "baseline": None,
+            "ratio": None,
+            "target": "<= 30 s" if n >= 100_000 else "report",
+            "note": note,
+        },
+        {
+            "name": f"stack full listing {n // 1000}k records throughput",
+            "value": round(got / seconds),
+            "unit": "records/s",
+            "baseline": None,
+            "ratio": None,
+            "target": "report",
+            "note": note,
+        },
+    ]
+
+
 def _durability_rows(data: Path, stack_kw: dict[str, Any], n: int) -> list[dict[str, Any]]:
     """What the journal holds after the bench, and how long a restart on it takes (replay)."""
     from acx.local.stack import LocalStack
@@ -209,6 +256,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         for row in presigned:
             row["note"] += f"; CPU {cpu:.0f} s (this process: handlers and moto); durable data dir"
         rows.extend(presigned)
+        rows.extend(_listing_rows(stack.endpoint, stack.token("bench"), 10_000 if quick else 100_000))
         stack.close()
         rows.extend(_durability_rows(data, stack_kw, 10_000 if quick else 100_000))
         if stack.errors:

@@ -15,44 +15,17 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.metrics import MetricUnit
 
+from acx import contract as c
 from acx.observability import logger, metrics
 from acx.usecases.access import Principal, check_package_id, principal_from_event
 from acx.usecases.errors import ServiceError
 
 app = APIGatewayHttpResolver(enable_validation=True)
 
-MAX_INLINE_BYTES = 5 * 1024 * 1024
-PkgPath = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[a-z0-9-]+$")]
-
-# OpenAPI descriptions of what the handlers read themselves (raw bodies, strictly parsed): merged
-# into the operations so that clients and the schema fuzzer (tests/e2e/test_fuzz_api.py) see them.
+PkgPath = Annotated[str, Path(min_length=1, max_length=64, pattern=f"^{c.PACKAGE_ID_PATTERN}$")]
+Limit = Annotated[int, Query(ge=1, le=c.LIST_MAX_LIMIT)]
+Cursor = Annotated[str | None, Query(max_length=c.MAX_CURSOR)]
 _PUBLIC: dict[str, Any] = {"security": []}
-
-
-def _json_request(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
-    return {"requestBody": {"required": required, "content": {"application/json": {"schema": schema}}}}
-
-
-_BUNDLE_BODY = _json_request({"$ref": "#/components/schemas/AcxMemoryBundle"})
-_UPLOAD_BODY = _json_request(
-    {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {
-            "size": {"type": "integer", "minimum": 1, "maximum": 100 * 1024 * 1024},
-            "contentType": {"type": "string", "enum": ["application/json"]},
-        },
-    },
-    required=False,
-)
-_EXPORT_BODY = _json_request(
-    {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"includeFieldLearned": {"type": "boolean"}, "async": {"type": "boolean"}},
-    },
-    required=False,
-)
 
 
 def _deps() -> Any:
@@ -87,7 +60,7 @@ def openapi():
 def _openapi_document() -> str:
     from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 
-    from acx.core.bundle import _build_model
+    from acx.contract.openapi import complete
 
     document = json.loads(
         app.get_openapi_json_schema(
@@ -97,15 +70,7 @@ def _openapi_document() -> str:
             security=[{"bearer": []}],
         )
     )
-    bundle = _build_model().model_json_schema(ref_template="#/components/schemas/{model}")
-    schemas = document.setdefault("components", {}).setdefault("schemas", {})
-    schemas.update(bundle.pop("$defs", {}))
-    schemas["AcxMemoryBundle"] = bundle
-    for model in schemas.values():  # pydantic's "absent" default (null) is not a valid example value
-        for prop in model.get("properties", {}).values():
-            if "default" in prop and prop["default"] is None:
-                del prop["default"]
-    return json.dumps(document, separators=(",", ":"))
+    return json.dumps(complete(document), separators=(",", ":"))
 
 
 @app.get("/v1/trust-registry", openapi_extensions=_PUBLIC)
@@ -115,19 +80,34 @@ def trust_registry() -> dict[str, Any]:
     return build(_deps())
 
 
-@app.post("/v1/packages/<pkg>/bundles", openapi_extensions=_BUNDLE_BODY)
+@app.get("/v1/packages")
+def get_packages(limit: Limit = c.LIST_DEFAULT_LIMIT, cursor: Cursor = None) -> dict[str, Any]:
+    from acx.usecases.listing import list_packages
+
+    principal = _caller(c.SCOPE_READ)
+    return list_packages(_deps(), principal.tenant, limit, cursor)
+
+
+@app.post("/v1/packages/<pkg>/bundles")
 def post_bundle(pkg: PkgPath):
     from acx.usecases.ingest import ingest_bundle
 
-    principal = _caller("memory:write", pkg)
-    body = _raw_body()
+    principal = _caller(c.SCOPE_WRITE, pkg)
+    body = _body_bytes(c.MAX_INLINE_BYTES, "inline bundles", "; use POST /v1/packages/{pkg}/uploads")
     key = app.current_event.headers.get("idempotency-key")
+    if key is not None and not 1 <= len(key) <= c.MAX_IDEMPOTENCY_KEY:
+        raise ServiceError(
+            400,
+            c.ERR_INVALID_HEADER,
+            f"Idempotency-Key must be 1-{c.MAX_IDEMPOTENCY_KEY} characters",
+            "$.headers.Idempotency-Key",
+        )
     if key:
         summary = _idempotent_ingest(
             request={
                 "tenant": principal.tenant,
                 "package": pkg,
-                "idempotencyKey": key[:128],
+                "idempotencyKey": key,
                 "bodySha256": hashlib.sha256(body).hexdigest(),
                 "actor": principal.actor,
             },
@@ -188,98 +168,106 @@ def _idempotent_ingest(request: dict[str, Any], body: bytes) -> dict[str, Any]:
     return fn(request=request, body=body)  # type: ignore[no-any-return]
 
 
-def _raw_body() -> bytes:
+def _body_bytes(limit: int, what: str, hint: str = "") -> bytes:
+    """The request body as sent (bytes), refused with 413 over ``limit``.
+
+    Not powertools' decoded_body, which assumes UTF-8 and fails on anything else (invalid UTF-8 is
+    the JSON parser's to refuse, with a 400 naming the offset).
+    """
     event = app.current_event
     if event.is_base64_encoded:
-        # Bytes as sent: not powertools' decoded_body, which assumes UTF-8 and fails on anything else
-        # (invalid UTF-8 is the JSON parser's to refuse, with a 400 naming the offset).
         try:
             body = base64.b64decode(event.body or "", validate=True)
         except binascii.Error:
-            raise ServiceError(400, "invalid_body", "body is not valid base64", "$") from None
+            raise ServiceError(400, c.ERR_INVALID_REQUEST, "body is not valid base64", "$") from None
     else:
         body = (event.body or "").encode("utf-8", "surrogatepass")
-    if len(body) > MAX_INLINE_BYTES:
-        raise ServiceError(
-            413,
-            "too_large",
-            f"inline bundles are limited to {MAX_INLINE_BYTES} bytes; use POST /v1/packages/{{pkg}}/uploads",
-            "$",
-        )
+    if len(body) > limit:
+        raise ServiceError(413, c.ERR_BODY_TOO_LARGE, f"{what} are limited to {limit} bytes{hint}", "$")
     return body
 
 
-def _json_body(limit: int = 64 * 1024) -> dict[str, Any]:
+def _request(model: Any, limit: int) -> Any:
+    """A small JSON request body validated by its contract model (an empty body is the model's defaults)."""
+    from acx.contract.models import RequestError, parse_request
     from acx.core.bundle import safe_path
     from acx.core.canonical import CanonicalError, loads
 
-    raw = _raw_body()
-    if not raw.strip():
-        return {}
-    if len(raw) > limit:
-        raise ServiceError(413, "too_large", f"request body is limited to {limit} bytes", "$")
+    raw = _body_bytes(limit, "request bodies")
+    doc: Any = None
+    if raw.strip():
+        try:
+            doc = loads(raw)
+        except CanonicalError as exc:
+            raise ServiceError(400, c.ERR_INVALID_JSON, exc.message, safe_path(exc.path)) from None
+        if not isinstance(doc, dict):
+            raise ServiceError(422, c.ERR_INVALID_BODY, "request body must be a JSON object", "$")
     try:
-        doc = loads(raw)
-    except CanonicalError as exc:
-        raise ServiceError(400, "invalid_json", exc.message, safe_path(exc.path)) from None
-    if not isinstance(doc, dict):
-        raise ServiceError(422, "invalid_body", "request body must be a JSON object", "$")
-    return doc
+        return parse_request(model, doc)
+    except RequestError as exc:
+        raise ServiceError(exc.status, exc.code, exc.message, safe_path(exc.path)) from None
 
 
-def _only(doc: dict[str, Any], allowed: dict[str, type | tuple[type, ...]]) -> None:
-    from acx.core.bundle import safe_path
-
-    for key, value in doc.items():
-        if key not in allowed:
-            where = f"$.{key}" if key.isidentifier() and len(key) <= 64 else "$"
-            raise ServiceError(422, "unknown_field", "unknown field", safe_path(where))
-        if not isinstance(value, allowed[key]) or isinstance(value, bool) != (allowed[key] is bool):
-            raise ServiceError(422, "invalid_type", f"wrong type for {key}", f"$.{key}")
-
-
-@app.post("/v1/packages/<pkg>/uploads", openapi_extensions=_UPLOAD_BODY)
+@app.post("/v1/packages/<pkg>/uploads")
 def post_upload(pkg: PkgPath):
+    from acx.contract.models import UploadRequest
     from acx.usecases.uploads import create_upload
 
-    principal = _caller("memory:write", pkg)
-    doc = _json_body()
-    _only(doc, {"size": int, "contentType": str})
-    if doc.get("contentType", "application/json") != "application/json":
-        raise ServiceError(
-            422, "invalid_content_type", "bundles are uploaded as application/json", "$.contentType"
-        )
-    return _json(201, create_upload(_deps(), principal.tenant, pkg, principal.actor, doc.get("size")))
+    principal = _caller(c.SCOPE_WRITE, pkg)
+    req = _request(UploadRequest, c.MAX_SMALL_BODY_BYTES)
+    return _json(201, create_upload(_deps(), principal.tenant, pkg, principal.actor, req.size))
 
 
-@app.get("/v1/packages/<pkg>/uploads/<upload_id>")
-def get_upload(pkg: PkgPath, upload_id: Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")]) -> dict[str, Any]:
+@app.get("/v1/packages/<pkg>/uploads")
+def get_uploads(pkg: PkgPath, limit: Limit = c.LIST_DEFAULT_LIMIT, cursor: Cursor = None) -> dict[str, Any]:
+    from acx.usecases.listing import list_uploads
+
+    principal = _caller(c.SCOPE_WRITE, pkg)
+    return list_uploads(_deps(), principal.tenant, pkg, limit, cursor)
+
+
+@app.get("/v1/packages/<pkg>/uploads/<uploadId>")
+def get_upload(
+    pkg: PkgPath,
+    uploadId: Annotated[str, Path(pattern=f"^{c.UPLOAD_ID_PATTERN}$")],
+) -> dict[str, Any]:
     from acx.usecases.uploads import upload_status
 
-    principal = _caller("memory:write", pkg)
-    return upload_status(_deps(), principal.tenant, pkg, upload_id)
+    principal = _caller(c.SCOPE_WRITE, pkg)
+    return upload_status(_deps(), principal.tenant, pkg, uploadId)
 
 
 @app.get("/v1/packages/<pkg>/memories")
 def get_memories(
     pkg: PkgPath,
     tier: Annotated[str | None, Query(pattern=r"^(rom|save)$")] = None,
-    tag: Annotated[str | None, Query(max_length=128)] = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=2048)] = None,
+    tag: Annotated[str | None, Query(max_length=c.MAX_TAG)] = None,
+    limit: Annotated[int, Query(ge=1, le=c.RECALL_MAX_LIMIT)] = c.RECALL_DEFAULT_LIMIT,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
     from acx.usecases.recall import recall
 
-    principal = _caller("memory:read", pkg)
+    principal = _caller(c.SCOPE_READ, pkg)
     return recall(_deps(), principal.tenant, pkg, tier=tier, tag=tag, limit=limit, cursor=cursor)
 
 
-@app.delete("/v1/packages/<pkg>/memories/<record_id>")
-def delete_memory(pkg: PkgPath, record_id: Annotated[str, Path(max_length=128)]) -> dict[str, Any]:
+RecordId = Annotated[str, Path(min_length=1, max_length=c.RECORD_ID_MAX)]
+
+
+@app.get("/v1/packages/<pkg>/memories/<id>")
+def get_memory(pkg: PkgPath, id: RecordId) -> dict[str, Any]:
+    from acx.usecases.recall import get_memory as one
+
+    principal = _caller(c.SCOPE_READ, pkg)
+    return one(_deps(), principal.tenant, pkg, id)
+
+
+@app.delete("/v1/packages/<pkg>/memories/<id>")
+def delete_memory(pkg: PkgPath, id: RecordId) -> dict[str, Any]:
     from acx.usecases.forget import forget
 
-    principal = _caller("memory:forget", pkg)
-    result = forget(_deps(), principal.tenant, pkg, principal.actor, record_id=record_id)
+    principal = _caller(c.SCOPE_FORGET, pkg)
+    result = forget(_deps(), principal.tenant, pkg, principal.actor, record_id=id)
     metrics.add_metric(name="RecordsForgotten", unit=MetricUnit.Count, value=1)
     return result
 
@@ -294,47 +282,70 @@ def delete_memory_by_hash(
     return forget(_deps(), principal.tenant, pkg, principal.actor, content_hash=contentHash)
 
 
-@app.post("/v1/packages/<pkg>/cartridges", openapi_extensions=_EXPORT_BODY)
+@app.post("/v1/packages/<pkg>/cartridges")
 def post_cartridge(pkg: PkgPath):
+    from acx.contract.models import ExportRequest
     from acx.usecases.cartridges import request_export
 
-    principal = _caller("cartridge:export", pkg)
-    doc = _json_body()
-    _only(doc, {"includeFieldLearned": bool, "async": bool})
+    principal = _caller(c.SCOPE_EXPORT, pkg)
+    req = _request(ExportRequest, c.MAX_SMALL_BODY_BYTES)
     status, body = request_export(
         _deps(),
         principal.tenant,
         pkg,
         principal.actor,
-        include_field_learned=bool(doc.get("includeFieldLearned", False)),
-        force_async=bool(doc.get("async", False)),
+        include_field_learned=req.includeFieldLearned,
+        force_async=req.async_,
     )
     return _json(status, body)
 
 
-@app.get("/v1/packages/<pkg>/cartridges/<cartridge_id>")
+@app.get("/v1/packages/<pkg>/cartridges")
+def get_cartridges(
+    pkg: PkgPath, limit: Limit = c.LIST_DEFAULT_LIMIT, cursor: Cursor = None
+) -> dict[str, Any]:
+    from acx.usecases.listing import list_cartridges
+
+    principal = _caller(c.SCOPE_EXPORT, pkg)
+    return list_cartridges(_deps(), principal.tenant, pkg, limit, cursor)
+
+
+@app.get("/v1/packages/<pkg>/cartridges/<cartridgeId>")
 def get_cartridge(
-    pkg: PkgPath, cartridge_id: Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")]
+    pkg: PkgPath,
+    cartridgeId: Annotated[str, Path(pattern=f"^{c.CARTRIDGE_ID_PATTERN}$")],
 ) -> dict[str, Any]:
     from acx.usecases.cartridges import download
 
-    principal = _caller("cartridge:export", pkg)
-    return download(_deps(), principal.tenant, pkg, cartridge_id)
+    principal = _caller(c.SCOPE_EXPORT, pkg)
+    return download(_deps(), principal.tenant, pkg, cartridgeId)
 
 
 @app.get("/v1/packages/<pkg>/log")
 def get_log(pkg: PkgPath) -> dict[str, Any]:
     from acx.usecases.logview import log_head
 
-    principal = _caller("log:read", pkg)
+    principal = _caller(c.SCOPE_LOG, pkg)
     return log_head(_deps(), principal.tenant, pkg)
+
+
+@app.get("/v1/packages/<pkg>/log/entries")
+def get_log_entries(
+    pkg: PkgPath,
+    limit: Annotated[int, Query(ge=1, le=c.LOG_ENTRIES_MAX_LIMIT)] = c.LIST_DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
+    from acx.usecases.listing import list_entries
+
+    principal = _caller(c.SCOPE_LOG, pkg)
+    return list_entries(_deps(), principal.tenant, pkg, limit, cursor)
 
 
 @app.get("/v1/packages/<pkg>/log/verify")
 def get_log_verify(pkg: PkgPath) -> dict[str, Any]:
     from acx.usecases.logview import verify
 
-    principal = _caller("log:read", pkg)
+    principal = _caller(c.SCOPE_LOG, pkg)
     result = verify(_deps(), principal.tenant, pkg)
     metrics.add_metric(
         name="VerificationFailed", unit=MetricUnit.Count, value=0 if result.get("status") == "ok" else 1
@@ -348,7 +359,7 @@ def get_inclusion(
 ) -> dict[str, Any]:
     from acx.usecases.logview import inclusion
 
-    principal = _caller("log:read", pkg)
+    principal = _caller(c.SCOPE_LOG, pkg)
     return inclusion(_deps(), principal.tenant, pkg, index, size)
 
 
@@ -360,7 +371,7 @@ def get_consistency(
 ) -> dict[str, Any]:
     from acx.usecases.logview import consistency
 
-    principal = _caller("log:read", pkg)
+    principal = _caller(c.SCOPE_LOG, pkg)
     return consistency(_deps(), principal.tenant, pkg, first, second)
 
 
@@ -375,12 +386,12 @@ def post_unlock(pkg: PkgPath) -> dict[str, Any]:
 
 
 def _set_lock(pkg: str, *, locked: bool) -> dict[str, Any]:
+    from acx.contract.models import LockRequest
     from acx.usecases.locks import set_lock
 
-    principal = _caller("admin", pkg)
-    doc = _json_body(limit=4 * 1024)
-    _only(doc, {"reason": str})
-    result = set_lock(_deps(), principal.tenant, pkg, principal.actor, locked, doc.get("reason"))
+    principal = _caller(c.SCOPE_ADMIN, pkg)
+    req = _request(LockRequest, c.MAX_LOCK_BODY_BYTES)
+    result = set_lock(_deps(), principal.tenant, pkg, principal.actor, locked, req.reason)
     logger.info(
         "package lock",
         extra={"package": pkg, "locked": locked, "changed": result["changed"], "log": result["log"]},
@@ -406,15 +417,19 @@ def on_validation_error(exc: RequestValidationError) -> Response:
     loc = [str(p) for p in first.get("loc", ()) if p not in ("path", "query", "body")]
     where = "$." + ".".join(loc) if loc else "$"
     message = str(first.get("msg", "invalid request"))
+    if loc:
+        message = f"{loc[-1]}: {message}"
     return _json(
         422 if first.get("loc", ("",))[0] == "body" else 400,
-        {"error": {"code": "invalid_request", "message": message, "path": where}},
+        {"error": {"code": c.ERR_INVALID_REQUEST, "message": message, "path": where}},
     )
 
 
 @app.not_found
 def on_not_found(_: NotFoundError) -> Response:
-    return _json(404, {"error": {"code": "not_found", "message": "no such route"}})
+    return _json(
+        404, {"error": {"code": c.ERR_NO_ROUTE, "message": "no such route; GET /v1/openapi.json lists them"}}
+    )
 
 
 @app.exception_handler(Exception)

@@ -103,6 +103,8 @@ class Case:
     ok: tuple[int, ...] = (200,)
     # creates in the caller's own namespace: the intruder's answer equals its unknown-package answer
     creates: bool = False
+    # lists the caller's tenant (no package in the path): the intruder sees only its own
+    tenant_list: bool = False
     intruder_body: Any = None
     check_ok: Callable[[Any], None] | None = None
 
@@ -176,6 +178,7 @@ def cases(seed: Seed) -> list[Case]:
         assert body["status"] == "ready" and body["url"]
 
     return [
+        Case("GET", "/v1/packages", "memory:read", tenant_list=True),
         Case(
             "POST",
             f"{P}/bundles",
@@ -187,7 +190,11 @@ def cases(seed: Seed) -> list[Case]:
         ),
         Case("POST", f"{P}/uploads", "memory:write", body={}, ok=(201,), creates=True, check_ok=url_issued),
         Case("GET", f"{P}/uploads/{{uploadId}}", "memory:write", {"uploadId": seed.upload_id}),
+        Case("GET", f"{P}/uploads", "memory:write"),
         Case("GET", f"{P}/memories", "memory:read", query="limit=10"),
+        Case("GET", f"{P}/memories/{{id}}", "memory:read", {"id": RECORDS[0]["id"]}),
+        Case("GET", f"{P}/cartridges", "cartridge:export"),
+        Case("GET", f"{P}/log/entries", "log:read"),
         Case(
             "GET",
             f"{P}/cartridges/{{cartridgeId}}",
@@ -302,18 +309,27 @@ def test_auth_matrix(stack: Any, seed: Seed) -> None:
             status, raw = http(stack, case.method, path, token, send, case.query)
             assert status == 401, (what, label, status, raw[:200])
             assert_no_url_and_no_owner_data(raw, seed, f"{what} {label}")
+            error = json.loads(raw)["error"]  # the service's one error shape, saying what to do
+            assert error["code"] == ("token_expired" if label == "expired" else "unauthorized"), (what, raw)
+            assert "acx login" in error["message"], (what, raw)
 
         # 403: the owner's own token without the route's scope (every other scope)
         lacking = stack.token(OWNER, tuple(s for s in SCOPES if s != case.scope))
         status, raw = http(stack, case.method, path, lacking, send, case.query)
         assert status == 403, (what, status, raw[:200])
         assert_no_url_and_no_owner_data(raw, seed, f"{what} missing scope")
+        refusal = json.loads(raw)
+        assert refusal["error"]["code"] == "forbidden" and refusal["scope"] == case.scope, (what, raw)
+        assert case.scope in refusal["error"]["message"], (what, raw)
 
         # another tenant: the owner's package answers exactly as an unknown package of the intruder's
         intruder_send = case.intruder_body if case.intruder_body is not None else send
         other = http(stack, case.method, path, intruder_all, intruder_send, case.query)
         unknown = http(stack, case.method, case.path(UNKNOWN_PKG), intruder_all, intruder_send, case.query)
-        if case.creates:
+        if case.tenant_list:
+            assert other[0] == 200, (what, other)
+            assert all(p["package"] != PKG for p in json.loads(other[1])["packages"]), (what, other)
+        elif case.creates:
             # packages live in the caller's tenant: the intruder reaches its own namespace, never the owner's
             assert other[0] == unknown[0], (what, other, unknown)
             if other[0] >= 300:

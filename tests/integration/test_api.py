@@ -125,12 +125,13 @@ def test_forget_also_refuses_older_versions_and_the_ids_folded_into_the_memory(s
 
 
 def test_presigned_upload_is_ingested_through_sqs_and_the_raw_object_deleted(svc: Service) -> None:
-    status, up = svc.call("POST", f"/v1/packages/{PKG}/uploads", body={"size": 2000})
+    raw = json.dumps(bundle([record(7)])).encode()
+    status, up = svc.call("POST", f"/v1/packages/{PKG}/uploads", body={"size": len(raw)})
     assert status == 201 and up["method"] == "PUT" and up["expiresIn"] <= 900
     query = parse_qs(urlparse(up["url"]).query)
     assert query["X-Amz-Algorithm"] == ["AWS4-HMAC-SHA256"] and int(query["X-Amz-Expires"][0]) <= 900
     assert "content-type" in query["X-Amz-SignedHeaders"][0]
-    svc.put_upload(up["uploadId"], json.dumps(bundle([record(7)])).encode(), package=PKG)
+    svc.put_upload(up["uploadId"], raw, package=PKG)
     assert svc.pump() >= 1
     status, job = svc.call("GET", f"/v1/packages/{PKG}/uploads/{up['uploadId']}")
     assert job["status"] == "ingested" and job["summary"]["accepted"] == 1

@@ -149,15 +149,35 @@ def test_public_route_needs_no_token(gw: Any) -> None:
 def test_protected_route_without_or_with_bad_token_is_401(gw: Any, issuer: DevIssuer) -> None:
     g, rec, _ = gw
     url = g.url + "/v1/packages/p/memories"
-    for headers in (
-        {},
-        {"Authorization": "Bearer nope"},
-        {"Authorization": "Basic abc"},
-        {"Authorization": "Bearer " + DevIssuer().issue("t")},
-        {"Authorization": "Bearer " + issuer.issue("t", ttl=1, now=1_000_000)},
+    for headers, code in (
+        ({}, "unauthorized"),
+        ({"Authorization": "Bearer nope"}, "unauthorized"),
+        ({"Authorization": "Basic abc"}, "unauthorized"),
+        ({"Authorization": "Bearer " + DevIssuer().issue("t")}, "unauthorized"),
+        ({"Authorization": "Bearer " + issuer.issue("t", ttl=1, now=1_000_000)}, "token_expired"),
     ):
         status, _, body = call(url, headers=headers)
-        assert status == 401 and json.loads(body) == {"message": "Unauthorized"}
+        error = json.loads(body)["error"]
+        assert status == 401 and error["code"] == code and "acx login" in error["message"]
+    assert rec.calls == []
+
+
+def test_non_string_tenant_claim_is_401_before_the_handler(gw: Any, issuer: DevIssuer) -> None:
+    import jwt as pyjwt
+
+    g, rec, _ = gw
+    for tenant in (True, 7, ["a"], {"x": 1}):
+        claims = pyjwt.decode(issuer.issue("t"), options={"verify_signature": False})
+        forged = pyjwt.encode(
+            {**claims, "tenant": tenant},
+            issuer._private,
+            algorithm=issuer.algorithm,
+            headers={"kid": issuer.kid},
+        )
+        status, _, body = call(
+            g.url + "/v1/packages/p/memories", headers={"Authorization": f"Bearer {forged}"}
+        )
+        assert status == 401 and json.loads(body)["error"]["code"] == "unauthorized", tenant
     assert rec.calls == []
 
 
@@ -167,7 +187,9 @@ def test_missing_scope_is_403(gw: Any, issuer: DevIssuer) -> None:
     status, _, body = call(
         g.url + "/v1/packages/p/bundles", "POST", b"{}", {"Authorization": f"Bearer {token}"}
     )
-    assert status == 403 and json.loads(body) == {"message": "Forbidden"}
+    doc = json.loads(body)
+    assert status == 403 and doc["error"]["code"] == "forbidden" and doc["scope"] == "memory:write"
+    assert "memory:write" in doc["error"]["message"]
     assert rec.calls == []
 
 
@@ -202,8 +224,8 @@ def test_authorized_request_reaches_handler_with_claims(gw: Any, issuer: DevIssu
 
 def test_unknown_route_is_404(gw: Any) -> None:
     g, rec, _ = gw
-    assert call(g.url + "/v2/nothing")[0] == 404
-    assert call(g.url + "/v1/health", "POST", b"")[0] == 404
+    for status, _, body in (call(g.url + "/v2/nothing"), call(g.url + "/v1/health", "POST", b"")):
+        assert status == 404 and json.loads(body)["error"]["code"] == "no_such_route"
     assert rec.calls == []
 
 
@@ -211,7 +233,7 @@ def test_handler_exception_is_500_without_message_leak(gw: Any) -> None:
     g, rec, log = gw
     rec.raise_exc = RuntimeError("AKIA-SECRET-VALUE")
     status, _, body = call(g.url + "/v1/health")
-    assert status == 500 and json.loads(body) == {"message": "Internal Server Error"}
+    assert status == 500 and json.loads(body) == {"error": {"code": "internal", "message": "internal error"}}
     assert "AKIA-SECRET-VALUE" not in log.getvalue()
     assert "RuntimeError" in log.getvalue()
 
@@ -219,13 +241,14 @@ def test_handler_exception_is_500_without_message_leak(gw: Any) -> None:
 def test_payload_over_10mb_is_413(gw: Any, issuer: DevIssuer) -> None:
     g, rec, _ = gw
     token = issuer.issue("t")
-    status, _, _ = call(
+    status, _, body = call(
         g.url + "/v1/packages/p/bundles",
         "POST",
         b"x" * (MAX_PAYLOAD_BYTES + 1),
         {"Authorization": f"Bearer {token}"},
     )
     assert status == 413 and rec.calls == []
+    assert json.loads(body)["error"]["code"] == "body_too_large"
 
 
 def test_local_token_route_issues_verifiable_tokens(gw: Any, issuer: DevIssuer) -> None:
@@ -240,7 +263,15 @@ def test_local_token_route_issues_verifiable_tokens(gw: Any, issuer: DevIssuer) 
     claims = issuer.verify(out["token"])
     assert claims["tenant"] == "demo" and claims["scope"] == "log:read"
     assert claims["exp"] - claims["iat"] == 120 and out["expiresAt"].endswith("Z")
-    for bad in ({}, {"tenant": ""}, {"tenant": "a", "ttl": "x"}, {"tenant": "a", "scopes": [1]}):
+    for bad in (
+        {},
+        {"tenant": ""},
+        {"tenant": "a", "ttl": "x"},
+        {"tenant": "a", "scopes": [1]},
+        {"tenant": "a", "scopes": ["memory:reed"]},  # a typo is refused, not a token without the scope
+        {"tenant": ".."},
+        {"tenant": "a\n"},
+    ):
         assert call(g.url + "/local/token", "POST", json.dumps(bad).encode())[0] == 400
     assert call(g.url + "/local/jwks.json")[0] == 200
 

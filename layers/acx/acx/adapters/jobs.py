@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import time
 from typing import Any
@@ -98,6 +99,35 @@ class JobStore:
             if "LastEvaluatedKey" not in page:
                 return out
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def page(
+        self, tenant: str, package: str, kind: str, limit: int, cursor: str | None
+    ) -> tuple[builtins.list[dict[str, Any]], str | None]:
+        """Up to ``limit`` jobs of one kind in id order, and the cursor of the next page (opaque; a
+        cursor naming another package's or kind's key is refused with ValueError)."""
+        from acx.adapters.catalog import decode_cursor, encode_cursor
+
+        kwargs: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": {":pk": {"S": _pk(tenant, package)}, ":prefix": {"S": f"{kind}#"}},
+            "Limit": limit,
+        }
+        if cursor:
+            start = decode_cursor(cursor, _pk(tenant, package))
+            if start["pk"]["S"] != _pk(tenant, package) or not start["sk"]["S"].startswith(f"{kind}#"):
+                raise ValueError("invalid cursor")
+            kwargs["ExclusiveStartKey"] = start
+        out: builtins.list[dict[str, Any]] = []
+        while True:
+            resp = self.ddb.query(**kwargs)
+            for item in resp.get("Items", []):
+                out.append(_decode(item))
+                if len(out) >= limit:
+                    return out, encode_cursor({"pk": item["pk"], "sk": item["sk"]})
+            if "LastEvaluatedKey" not in resp:
+                return out, None
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
 
 
 def _decode(item: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,14 @@
-"""`acx` commands that talk to the service API: login, upload, recall, forget, export, download, log.
+"""`acx` commands that talk to the service API: login, whoami, logout, upload, recall, forget,
+export, download, log (the list commands are in :mod:`acx.cli.client_lists`).
 
 HTTP goes through the standard library's ``urllib`` only, and heavy modules are imported inside the
 commands, so the CLI stays quick to start. Every command prints raw JSON on stdout with ``--json`` and
-human text otherwise; failures print ``error <status> <code>: <message> (at <path>)`` on stderr.
+human text otherwise; failures print ``error <status> <code>: <message> (at <path>)`` on stderr,
+followed by what to do (``acx.contract.HINTS``).
+
+Configuration: ``$ACX_CONFIG`` (default ``~/.config/acx/config.json``, written by ``acx login``)
+holds the endpoint, token, tenant, scopes, expiry and a default package; ``ACX_ENDPOINT``,
+``ACX_TOKEN`` and ``ACX_PACKAGE`` override it in every command.
 
 Exit codes: 0 ok, 2 invalid input or any other 4xx, 3 blocked by the scrub gate (422 ``blocked``),
 4 verification failed or a corrupt store, 5 server or network error (and timeouts).
@@ -21,15 +27,25 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Any
 
-EXIT_OK = 0
-EXIT_INVALID = 2
-EXIT_BLOCKED = 3
-EXIT_TAMPERED = 4
-EXIT_SERVER = 5
+from acx.contract import (
+    ERR_BLOCKED,
+    ERR_TOKEN_EXPIRED,
+    EXIT_BLOCKED,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_SERVER,
+    EXIT_TAMPERED,
+    HINTS,
+    MAX_INLINE_BYTES,
+    RECALL_MAX_LIMIT,
+    SCOPES,
+    is_package_id,
+)
 
-INLINE_LIMIT = 5 * 1024 * 1024
-ALL_SCOPES = ("memory:write", "memory:read", "memory:forget", "cartridge:export", "log:read")
+INLINE_LIMIT = MAX_INLINE_BYTES
+ALL_SCOPES = SCOPES
 USER_AGENT = "acx-cli/1"
+__all__ = ["EXIT_BLOCKED", "EXIT_INVALID", "EXIT_OK", "EXIT_SERVER", "EXIT_TAMPERED"]
 
 
 class CliError(Exception):
@@ -54,16 +70,19 @@ class CliError(Exception):
         self.body = body
 
     def line(self) -> str:
-        """The one stderr line a user sees."""
+        """The stderr lines a user sees: the error, then what to do about it."""
         if self.status is not None:
             where = f" (at {self.path})" if self.path else ""
-            return f"error {self.status} {self.code or 'error'}: {self.message}{where}"
-        return f"error: {self.message}"
+            text = f"error {self.status} {self.code or 'error'}: {self.message}{where}"
+        else:
+            text = f"error: {self.message}"
+        hint = HINTS.get(self.code or "")
+        return text + (f"\n  hint: {hint}" if hint and hint not in self.message else "")
 
 
 def exit_code_for(status: int, code: str | None) -> int:
     """Exit code of an HTTP error: blocked -> 3, other 4xx -> 2, 5xx -> 5."""
-    if status == 422 and code == "blocked":
+    if status == 422 and code == ERR_BLOCKED:
         return EXIT_BLOCKED
     if 400 <= status < 500:
         return EXIT_INVALID
@@ -180,8 +199,10 @@ def http_error(status: int, raw: bytes, path: str) -> CliError:
         message = str(err.get("message") or message)
         where = err.get("path")
     elif isinstance(body, dict) and "message" in body:
+        # AWS's HTTP API answers its own refusals (authorizer, routing, payload limit) this way
         message = str(body["message"])
-        code = {401: "unauthorized", 403: "forbidden", 404: "not_found", 413: "too_large"}.get(status)
+        gateway_codes = {401: "unauthorized", 403: "forbidden", 404: "no_such_route", 413: "body_too_large"}
+        code = gateway_codes.get(status)
     return CliError(
         message,
         exit_code_for(status, code),
@@ -192,14 +213,53 @@ def http_error(status: int, raw: bytes, path: str) -> CliError:
     )
 
 
+def _expired(expires_at: Any, now: float | None = None) -> bool:
+    """True when the stored ``expiresAt`` (RFC 3339, ``Z``) is in the past."""
+    import datetime as dt
+
+    if not isinstance(expires_at, str) or not expires_at:
+        return False
+    try:
+        moment = dt.datetime.fromisoformat(expires_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return moment.timestamp() <= (time.time() if now is None else now)
+
+
 def api_from(args: argparse.Namespace) -> Api:
-    """The API client for the logged-in endpoint (ACX_ENDPOINT / ACX_TOKEN override the config)."""
+    """The API client for the logged-in endpoint (ACX_ENDPOINT / ACX_TOKEN override the config).
+
+    A stored token past its ``expiresAt`` is refused here, before any request, with what to do."""
     cfg = load_config()
     endpoint = os.environ.get("ACX_ENDPOINT") or cfg.get("endpoint")
-    token = os.environ.get("ACX_TOKEN") or cfg.get("token")
+    env_token = os.environ.get("ACX_TOKEN")
+    token = env_token or cfg.get("token")
     if not endpoint:
         raise CliError("not logged in: run `acx login --endpoint URL --token TOKEN` (or --local)")
+    if not env_token and token and _expired(cfg.get("expiresAt")):
+        raise CliError(
+            f"the stored token expired at {cfg['expiresAt']}: run `acx login` again",
+            status=401,
+            code=ERR_TOKEN_EXPIRED,
+        )
     return Api(str(endpoint), str(token) if token else None, timeout=float(getattr(args, "http_timeout", 60)))
+
+
+def package_of(args: argparse.Namespace) -> str:
+    """--package, else $ACX_PACKAGE, else the default package saved by `acx login --package`."""
+    package = getattr(args, "package", None) or os.environ.get("ACX_PACKAGE") or load_config().get("package")
+    if not package:
+        raise CliError(
+            "no package: pass --package PKG, set ACX_PACKAGE, "
+            "or save a default with `acx login --package PKG`"
+        )
+    if not is_package_id(package):
+        raise CliError(
+            f"package id {package!r} is not valid: "
+            "1-64 characters of [a-z0-9-], starting with a letter or digit"
+        )
+    args.package = str(package)
+    return str(package)
 
 
 def pkg_path(package: str, *rest: str) -> str:
@@ -223,6 +283,8 @@ def _run(fn: Any) -> Any:
 
     def wrapper(args: argparse.Namespace) -> int:
         try:
+            if getattr(args, "needs_package", False):
+                package_of(args)
             return int(fn(args) or 0)
         except CliError as exc:
             if getattr(args, "json", False) and exc.body is not None:
@@ -245,9 +307,10 @@ def _print_report(report: Any) -> None:
         return
     for f in findings[:50]:
         if isinstance(f, dict):
-            where = f.get("recordId") or f.get("file") or ""
+            # "record:<id>" or "file:<path>" (a knowledge or skill file) from the gate
+            where = f.get("location") or f.get("recordId") or f.get("file") or ""
             bits = [
-                str(where),
+                str(where).replace("record:", "record ", 1).replace("file:", "file ", 1),
                 str(f.get("path") or ""),
                 f"offset {f.get('offset')}" if "offset" in f else "",
                 str(f.get("rule") or f.get("ruleId") or f.get("code") or ""),
@@ -267,6 +330,12 @@ def cmd_login(args: argparse.Namespace) -> int:
     endpoint = args.endpoint.rstrip("/")
     if not endpoint.startswith(("http://", "https://")):
         raise CliError("--endpoint must be an http(s) URL")
+    unknown = [s for s in args.scopes or [] if s not in SCOPES]
+    if unknown:
+        raise CliError(f"unknown scope {unknown[0]!r}; the scopes are: {', '.join(SCOPES)}")
+    if args.package and not is_package_id(args.package):
+        raise CliError(f"package id {args.package!r} is not valid: 1-64 characters of [a-z0-9-]")
+    scopes: list[str] | None = None
     if args.local:
         if not args.tenant:
             raise CliError("--local needs --tenant NAME")
@@ -279,15 +348,22 @@ def cmd_login(args: argparse.Namespace) -> int:
     else:
         if not args.token:
             raise CliError("give --token TOKEN (or --local for the local stack)")
-        token, expires = args.token, None
+        token, expires = args.token, _jwt_expiry(args.token)
+        scopes = _jwt_scopes(args.token)
     cfg = load_config()
-    cfg.update({"endpoint": endpoint, "token": token, "tenant": args.tenant, "expiresAt": expires})
+    cfg.update(
+        {"endpoint": endpoint, "token": token, "tenant": args.tenant, "expiresAt": expires, "scopes": scopes}
+    )
+    if args.package:
+        cfg["package"] = args.package
     path = save_config(cfg)
     if args.json:
         emit_json(
             {
                 "endpoint": endpoint,
                 "tenant": args.tenant,
+                "scopes": scopes,
+                "package": cfg.get("package"),
                 "expiresAt": expires,
                 "config": str(path),
                 **({"token": token} if args.print_token else {}),
@@ -296,41 +372,102 @@ def cmd_login(args: argparse.Namespace) -> int:
     else:
         who = f" as tenant {args.tenant}" if args.tenant else ""
         say(f"logged in to {endpoint}{who}; token stored in {path}")
+        if scopes is not None:
+            say(f"  scopes: {' '.join(scopes)}")
+        if expires:
+            say(f"  expires: {expires}")
+        if cfg.get("package"):
+            say(f"  default package: {cfg['package']}")
         if args.print_token:
             say(token)
     return EXIT_OK
 
 
-def _progress(out: IO[str], done: int, total: int, started: float) -> None:
-    width = 30
-    frac = done / total if total else 1.0
-    bar = "#" * int(frac * width)
-    rate = done / max(time.monotonic() - started, 1e-6) / 1e6
-    out.write(
-        f"\r  uploading [{bar:<{width}}] {frac * 100:5.1f}%  {done / 1e6:.1f}/{total / 1e6:.1f} MB "
-        f"{rate:.1f} MB/s"
-    )
-    if done >= total:
-        out.write("\n")
-    out.flush()
+def _jwt_claims(token: str) -> dict[str, Any]:
+    """A JWT's claims, NOT verified (the server verifies): only to show and to warn of expiry."""
+    import base64
+
+    try:
+        part = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+    except (IndexError, ValueError):
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def _jwt_expiry(token: str) -> str | None:
+    import datetime as dt
+
+    exp = _jwt_claims(token).get("exp")
+    if not isinstance(exp, int | float) or isinstance(exp, bool):
+        return None
+    return dt.datetime.fromtimestamp(exp, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _jwt_scopes(token: str) -> list[str] | None:
+    raw = _jwt_claims(token).get("scope", _jwt_claims(token).get("scp"))
+    if isinstance(raw, str):
+        return raw.split()
+    if isinstance(raw, list):
+        return [str(x) for x in raw]
+    return None
+
+
+def cmd_whoami(args: argparse.Namespace) -> int:
+    """Who the stored (or $ACX_TOKEN) token says you are; never prints the token."""
+    cfg = load_config()
+    token = os.environ.get("ACX_TOKEN") or cfg.get("token")
+    endpoint = os.environ.get("ACX_ENDPOINT") or cfg.get("endpoint")
+    if not token or not endpoint:
+        raise CliError("not logged in: run `acx login --endpoint URL --token TOKEN` (or --local)")
+    claims = _jwt_claims(str(token))
+    expires = _jwt_expiry(str(token)) or cfg.get("expiresAt")
+    out = {
+        "endpoint": endpoint,
+        "tenant": claims.get("tenant", cfg.get("tenant")),
+        "subject": claims.get("sub"),
+        "scopes": _jwt_scopes(str(token)) or cfg.get("scopes"),
+        "expiresAt": expires,
+        "expired": _expired(expires),
+        "package": os.environ.get("ACX_PACKAGE") or cfg.get("package"),
+        "config": str(config_path()),
+        "tokenFrom": "ACX_TOKEN" if os.environ.get("ACX_TOKEN") else "config",
+    }
+    if args.json:
+        emit_json(out)
+    else:
+        for key, value in out.items():
+            shown = " ".join(value) if isinstance(value, list) else value
+            say(f"{key:>10}  {shown if shown is not None else '-'}")
+        if out["expired"]:
+            print("error: the token has expired: run `acx login` again", file=sys.stderr)
+            return EXIT_INVALID
+    return EXIT_OK
+
+
+def cmd_logout(args: argparse.Namespace) -> int:
+    """Forget the stored token (the endpoint, default package and witness state stay)."""
+    cfg = load_config()
+    had = bool(cfg.pop("token", None))
+    for key in ("expiresAt", "scopes"):
+        cfg.pop(key, None)
+    path = save_config(cfg)
+    if args.json:
+        emit_json({"loggedOut": had, "config": str(path)})
+    else:
+        say(f"logged out; token removed from {path}" if had else f"no token was stored in {path}")
+    return EXIT_OK
 
 
 class _ProgressReader:
-    """A file wrapper that reports progress as http.client reads it block by block."""
+    """A file wrapper that advances a progress bar as http.client reads it block by block."""
 
-    def __init__(self, fh: IO[bytes], total: int, show: bool) -> None:
-        self.fh, self.total, self.show = fh, total, show
-        self.done = 0
-        self.started = time.monotonic()
-        self._last = 0.0
+    def __init__(self, fh: IO[bytes], bar: Any) -> None:
+        self.fh, self.bar = fh, bar
 
     def read(self, n: int = -1) -> bytes:
         chunk = self.fh.read(n if n and n > 0 else 1 << 16)
-        self.done += len(chunk)
-        now = time.monotonic()
-        if self.show and (now - self._last > 0.1 or self.done >= self.total):
-            self._last = now
-            _progress(sys.stderr, self.done, self.total, self.started)
+        self.bar.advance(len(chunk))
         return chunk
 
 
@@ -340,8 +477,10 @@ def put_presigned(
     """Stream the file to a presigned S3 PUT with the headers the API said to send."""
     hdrs = {str(k): str(v) for k, v in (headers or {}).items()}
     hdrs["Content-Length"] = str(size)
-    with path.open("rb") as fh:
-        reader = _ProgressReader(fh, size, show)
+    from acx.cli.progress import bar
+
+    with path.open("rb") as fh, bar("uploading", size, show, unit="bytes") as progress:
+        reader = _ProgressReader(fh, progress)
         req = urllib.request.Request(url, data=reader, method="PUT", headers=hdrs)  # type: ignore[arg-type]  # noqa: S310
         status, raw = _send(req, timeout)
     if status >= 300:
@@ -359,27 +498,113 @@ def put_presigned(
         )
 
 
-def _poll(api: Api, path: str, done: Any, timeout: float, what: str) -> Any:
-    """GET ``path`` until ``done(body)``; backs off to 5 s; CliError(exit 5) on timeout."""
+def _poll(api: Api, path: str, done: Any, timeout: float, what: str, show: bool = False) -> Any:
+    """GET ``path`` until ``done(body)``; backs off to 5 s; CliError(exit 5) on timeout. ``show``: a
+    spinner with the elapsed time and the job's status on stderr."""
+    from acx.cli.progress import bar
+
     deadline = time.monotonic() + timeout
     delay = 0.25
-    while True:
-        _, body = api.call("GET", path)
-        if done(body):
-            return body
-        if time.monotonic() + delay > deadline:
-            raise CliError(f"timed out after {timeout:.0f}s waiting for {what}", EXIT_SERVER)
-        time.sleep(delay)
-        delay = min(delay * 1.6, 5.0)
+    with bar(f"waiting for {what}", None, show) as spinner:
+        while True:
+            _, body = api.call("GET", path)
+            if done(body):
+                return body
+            if isinstance(body, dict) and body.get("status"):
+                spinner.update(description=f"waiting for {what}: {body['status']}")
+            if time.monotonic() + delay > deadline:
+                raise CliError(f"timed out after {timeout:.0f}s waiting for {what}", EXIT_SERVER)
+            time.sleep(delay)
+            delay = min(delay * 1.6, 5.0)
+
+
+def bundle_input(source: Path) -> tuple[Path, int, str, list[Any] | None]:
+    """(bundle file, size, what was done, records) for a package directory, a bundle or a records
+    array: the one place the CLI turns what a user has into the upload format (docs/FORMATS.md)."""
+    import tempfile
+
+    from acx.core.bundle import SCHEMA_VERSION, BundleError, pack_directory, parse_bundle
+    from acx.core.canonical import CanonicalError, dumps, loads
+
+    if source.is_dir():
+        from acx.cli.offline_core import default_salt_path, read_salt
+
+        salt_path = default_salt_path()
+        try:
+            salt = read_salt(salt_path) if salt_path.is_file() else None
+            bundle = parse_bundle(pack_directory(source, salt))
+        except BundleError as exc:
+            raise CliError(f"{source}: {exc.path}: {exc.message}") from None
+        except (ValueError, OSError) as exc:
+            raise CliError(f"cannot pack {source}: {exc}") from None
+        data = bundle.canonical_bytes()
+        what = f"packed directory {source} into a bundle ({len(bundle.records)} records)"
+        records: list[Any] | None = bundle.records
+    else:
+        try:
+            raw = source.read_bytes()
+        except OSError as exc:
+            raise CliError(f"cannot read {source}: {exc.strerror}") from None
+        head = raw.lstrip()[:1]
+        if head != b"[":
+            return source, len(raw), f"bundle {source}", _records_of(raw)
+        try:
+            items = loads(raw)
+        except CanonicalError as exc:
+            raise CliError(f"{source}: {exc.path}: {exc.message}") from None
+        data = dumps({"schemaVersion": SCHEMA_VERSION, "records": items})
+        what = f"wrapped the records array {source} into a bundle ({len(items)} records)"
+        records = items
+    fd, name = tempfile.mkstemp(prefix="acx-bundle-", suffix=".json")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return Path(name), len(data), what, records
+
+
+def _records_of(raw: bytes) -> list[Any] | None:
+    """The records of a bundle the user sent (to name the record an error path points at), if cheap."""
+    if len(raw) > INLINE_LIMIT:
+        return None
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return None
+    records = doc.get("records") if isinstance(doc, dict) else None
+    return records if isinstance(records, list) else None
+
+
+def _name_record(exc: CliError, records: list[Any] | None) -> CliError:
+    """Add the record's id to an error whose path is ``$.records[i]...``."""
+    import re
+
+    m = re.match(r"^\$\.records\[(\d+)\]", exc.path or "")
+    if m and records is not None and int(m.group(1)) < len(records):
+        record = records[int(m.group(1))]
+        rid = record.get("id") if isinstance(record, dict) else None
+        if isinstance(rid, str) and len(rid) <= 128:
+            exc.message += f" [record {m.group(1)}, id {rid}]"
+    return exc
 
 
 def cmd_upload(args: argparse.Namespace) -> int:
-    """Inline POST for bundles up to 5 MiB, presigned S3 PUT above; then (by default) wait for ingest."""
-    path = Path(args.bundle)
+    """Upload a bundle, a records array or a package directory: inline up to 5 MiB, presigned above;
+    then (by default) wait for ingest."""
+    path, size, what, records = bundle_input(Path(args.bundle))
+    temporary = path != Path(args.bundle)
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise CliError(f"cannot read {path}: {exc.strerror}") from None
+        if not args.json:
+            print(f"  {what}, {size} bytes", file=sys.stderr)
+        return _upload(args, path, size, records)
+    except CliError as exc:
+        raise _name_record(exc, records) from None
+    finally:
+        if temporary:
+            path.unlink(missing_ok=True)
+
+
+def _upload(args: argparse.Namespace, path: Path, size: int, records: list[Any] | None) -> int:
+    from acx.cli.progress import wanted
+
     api = api_from(args)
     headers = {"Idempotency-Key": args.idempotency_key} if args.idempotency_key else {}
     if size <= INLINE_LIMIT and not args.presigned:
@@ -398,7 +623,7 @@ def cmd_upload(args: argparse.Namespace) -> int:
     max_bytes = up.get("maxBytes")
     if isinstance(max_bytes, int) and size > max_bytes:
         raise CliError(f"{path} is {size} bytes; uploads are limited to {max_bytes}")
-    show = not args.json and not args.no_progress and sys.stderr.isatty()
+    show = wanted(args)
     put_presigned(up["url"], path, size, up.get("headers") or {}, show, timeout=max(api.timeout, 600))
     upload_id = up["uploadId"]
     if not args.wait:
@@ -406,16 +631,18 @@ def cmd_upload(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(result)
         else:
-            say(f"uploaded {size} bytes as upload {upload_id}; ingest runs asynchronously")
+            say(
+                f"uploaded {size} bytes as upload {upload_id}; ingest runs asynchronously "
+                f"(`acx uploads --package {args.package}` shows its state)"
+            )
         return EXIT_OK
-    if not args.json:
-        print(f"  waiting for ingest of upload {upload_id}...", file=sys.stderr)
     status = _poll(
         api,
         pkg_path(args.package, "uploads", upload_id),
         lambda b: isinstance(b, dict) and b.get("status") in ("ingested", "rejected"),
         args.timeout,
-        f"upload {upload_id}",
+        f"ingest of upload {upload_id}",
+        show,
     )
     if args.json:
         emit_json(status)
@@ -450,43 +677,105 @@ def _summary_line(s: dict[str, Any]) -> str:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    """Print memories under the advisory banner (memory informs, it never authorizes)."""
+    """Print memories under the advisory banner (memory informs, it never authorizes).
+
+    ``--all`` follows ``nextCursor`` to the end with the largest pages the API serves; with
+    ``-o FILE`` the records are streamed to FILE as a JSON array (a records array every command
+    takes) page by page, never all held in memory."""
+    from acx.cli.progress import bar, wanted
+
     api = api_from(args)
-    query: dict[str, Any] = {"tier": args.tier, "tag": args.tag, "limit": args.limit}
+    limit = args.limit or (RECALL_MAX_LIMIT if args.all or args.output else None)
+    query: dict[str, Any] = {"tier": args.tier, "tag": args.tag, "limit": limit}
     records: list[Any] = []
     first: dict[str, Any] | None = None
-    cursor = None
-    while True:
-        _, page = api.call("GET", pkg_path(args.package, "memories"), query={**query, "cursor": cursor})
-        first = first or page
-        records.extend(page.get("records") or [])
-        cursor = page.get("nextCursor")
-        if not args.all or not cursor:
-            break
+    cursor = args.cursor
+    count = 0
+    corrupt = False
+    sink: IO[str] | None = None
+    tmp: Path | None = None
+    if args.output:
+        out_path = Path(args.output)
+        tmp = out_path.with_name(out_path.name + ".part")
+        sink = tmp.open("w", encoding="utf-8")
+        sink.write("[")
+    try:
+        with bar("listing memories", None, wanted(args) and bool(args.all)) as progress:
+            while True:
+                path = pkg_path(args.package, "memories")
+                _, page = api.call("GET", path, query={**query, "cursor": cursor})
+                first = first or page
+                corrupt = corrupt or bool(page.get("corrupt"))
+                batch = page.get("records") or []
+                if sink is not None:
+                    for record in batch:
+                        sink.write(("," if count else "") + "\n" + json.dumps(record, ensure_ascii=False))
+                        count += 1
+                else:
+                    records.extend(batch)
+                    count += len(batch)
+                progress.update(description=f"listing memories: {count}")
+                cursor = page.get("nextCursor")
+                if not args.all or not cursor:
+                    break
+        if sink is not None:
+            sink.write("\n]\n")
+            sink.close()
+            sink = None
+            assert tmp is not None
+            os.replace(tmp, args.output)
+    finally:
+        if sink is not None:
+            sink.close()
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
     assert first is not None
-    corrupt = bool(first.get("corrupt")) or bool(page.get("corrupt"))
     out = {**first, "records": records, "nextCursor": cursor, "corrupt": corrupt}
-    if args.json:
+    if args.output:
+        summary = {
+            "advisory": first.get("advisory"),
+            "records": count,
+            "file": args.output,
+            "corrupt": corrupt,
+        }
+        if args.json:
+            emit_json({**summary, "nextCursor": cursor})
+        else:
+            say(f"[advisory] {first.get('advisory')}")
+            say(f"wrote {count} records to {args.output} (a records array)")
+    elif args.json:
         emit_json(out)
     else:
         banner = first.get("advisory")
-        if isinstance(banner, dict):
-            banner = banner.get("text") or banner.get("message") or json.dumps(banner)
         say(f"[advisory] {banner}" if banner else "[advisory] memory informs, it never authorizes")
-        for r in records:
-            if not isinstance(r, dict):
-                continue
-            zone = r.get("zone") or ("rom" if r.get("portable") else "save")
-            tags = ",".join(r.get("tags") or [])
-            say(f"{r.get('id')}  [{zone}]  {r.get('title', '')}" + (f"  #{tags}" if tags else ""))
-            summary = str(r.get("summary") or "")
-            if summary:
-                say(f"    {summary if len(summary) <= 160 else summary[:157] + '...'}")
-        say(f"({len(records)} records" + ("; more with --cursor or --all)" if cursor else ")"))
+        _records_table(records)
+        more = f"; more with --cursor {cursor} or --all" if cursor else ""
+        say(f"({len(records)} records{more})")
     if corrupt:
         print("error: the store reported corruption; results may be incomplete", file=sys.stderr)
         return EXIT_TAMPERED
     return EXIT_OK
+
+
+def _records_table(records: list[Any]) -> None:
+    from acx.cli.tables import table
+
+    rows = []
+    for r in records:
+        if not isinstance(r, dict):
+            continue
+        zone = r.get("zone") or ("rom" if r.get("portable") is True else "save")
+        summary = str(r.get("summary") or "")
+        rows.append(
+            [
+                str(r.get("id")),
+                zone,
+                str(r.get("title", "")),
+                ",".join(map(str, r.get("tags") or [])),
+                summary if len(summary) <= 80 else summary[:77] + "...",
+            ]
+        )
+    table(["id", "zone", "title", "tags", "summary"], rows)
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
@@ -521,13 +810,16 @@ def cmd_export(args: argparse.Namespace) -> int:
         json_body={"includeFieldLearned": bool(args.include_field_learned)},
     )
     if args.wait and out.get("status") != "ready":
+        from acx.cli.progress import wanted
+
         cid = out["cartridgeId"]
         out = _poll(
             api,
             pkg_path(args.package, "cartridges", cid),
-            lambda b: isinstance(b, dict) and b.get("status") in ("ready", "failed"),
+            lambda b: isinstance(b, dict) and b.get("status") in ("ready", "failed", "rejected"),
             args.timeout,
-            f"cartridge {cid}",
+            f"export of cartridge {cid}",
+            wanted(args),
         )
         if out.get("status") == "failed":
             raise CliError(f"export {cid} failed", EXIT_SERVER, status=500, code="export_failed", body=out)
@@ -539,6 +831,10 @@ def cmd_export(args: argparse.Namespace) -> int:
             + (f"  manifest {out['manifestHash']}" if out.get("manifestHash") else "")
             + (f"  key {out['keyid']}" if out.get("keyid") else "")
         )
+        if out.get("fieldLearned"):
+            say(f"  field-learned records: {out['fieldLearned']}")
+            if str(out["fieldLearned"]).startswith("quarantined"):
+                say("  (they stay in the service; --include-field-learned exports them too)")
         if out.get("status") != "ready":
             say("  (not ready yet: run `acx export --wait` or `acx download` later)")
     return EXIT_OK
@@ -561,11 +857,18 @@ def cmd_download(args: argparse.Namespace) -> int:
     tmp = out.with_name(out.name + ".part")
     req = urllib.request.Request(meta["url"], headers={"User-Agent": USER_AGENT})  # noqa: S310 - presigned
     size = 0
+    from acx.cli.progress import bar, wanted
+
     try:
-        with urllib.request.urlopen(req, timeout=api.timeout) as resp, tmp.open("wb") as fh:  # noqa: S310
+        with (
+            urllib.request.urlopen(req, timeout=api.timeout) as resp,  # noqa: S310
+            tmp.open("wb") as fh,
+            bar("downloading", meta.get("bytes"), wanted(args), unit="bytes") as progress,
+        ):
             while chunk := resp.read(1 << 16):
                 fh.write(chunk)
                 size += len(chunk)
+                progress.advance(len(chunk))
     except urllib.error.HTTPError as err:
         tmp.unlink(missing_ok=True)
         raise CliError(
@@ -687,6 +990,22 @@ def local_checks(api: Api, package: str, state_key: str) -> dict[str, Any]:
     return checks
 
 
+#: The verification result keys printed in text mode: every one is a field of the server's response
+#: model ``acx.contract.models.LogVerifyResult`` (tests/unit/test_cli_contract.py holds them to it).
+VERIFY_DETAIL_KEYS = (
+    "size",
+    "checked",
+    "rows",
+    "firstBadSeq",
+    "reason",
+    "detail",
+    "orphanCount",
+    "orphans",
+    "checkpointSize",
+    "witnessSize",
+)
+
+
 def cmd_log_verify(args: argparse.Namespace) -> int:
     """Server-side verification plus local checkpoint, inclusion and consistency checks."""
     api = api_from(args)
@@ -700,11 +1019,14 @@ def cmd_log_verify(args: argparse.Namespace) -> int:
         emit_json({**result, "client": checks} if checks else result)
     else:
         say(f"server verification: {result.get('status')}")
-        for key in ("size", "checked", "entries", "unverifiable", "problems", "issues"):
+        for key in VERIFY_DETAIL_KEYS:
             if key in result and result[key] not in (None, [], {}):
                 say(f"  {key}: {json.dumps(result[key])[:500]}")
         for key, value in checks.items():
             say(f"local {key}: {value}")
+        verdict = "ok" if server_ok and local_ok else "FAILED"
+        local = "ok" if local_ok else "failed"
+        say(f"verdict: {verdict} (server {result.get('status')}, local checks {local})")
     if not server_ok or not local_ok:
         print("error: log verification failed", file=sys.stderr)
         return EXIT_TAMPERED
@@ -718,7 +1040,12 @@ def _common(p: argparse.ArgumentParser, package: bool = True) -> None:
     p.add_argument("--json", action="store_true", help="raw JSON on stdout (for scripts)")
     p.add_argument("--http-timeout", type=float, default=60.0, help=argparse.SUPPRESS)
     if package:
-        p.add_argument("--package", "-p", required=True, help="package id (1-64 chars of [a-z0-9-])")
+        p.add_argument(
+            "--package",
+            "-p",
+            help="package id (1-64 chars of [a-z0-9-]); default $ACX_PACKAGE or `acx login --package`",
+        )
+        p.set_defaults(needs_package=True)
 
 
 def register(subparsers: Any) -> None:
@@ -729,15 +1056,26 @@ def register(subparsers: Any) -> None:
     p.add_argument("--endpoint", required=True, help="API base URL")
     p.add_argument("--local", action="store_true", help="get a dev token from the local gateway")
     p.add_argument("--tenant", help="tenant (with --local)")
-    p.add_argument("--scopes", nargs="+", help="scopes (with --local; default all)")
+    p.add_argument("--scopes", nargs="+", help=f"scopes (with --local; default all: {' '.join(SCOPES)})")
     p.add_argument("--ttl", type=int, help="token lifetime in seconds (with --local)")
     p.add_argument("--token", help="bearer token of a real deployment")
+    p.add_argument("--package", "-p", help="default package for every command")
     p.add_argument("--print-token", action="store_true", help="print the token as the last line")
     _common(p, package=False)
     p.set_defaults(func=_run(cmd_login))
 
-    p = subparsers.add_parser("upload", help="upload a memory bundle (inline or presigned)")
-    p.add_argument("bundle", help="bundle JSON file")
+    p = subparsers.add_parser("whoami", help="endpoint, tenant, scopes, expiry and default package")
+    _common(p, package=False)
+    p.set_defaults(func=_run(cmd_whoami))
+
+    p = subparsers.add_parser("logout", help="forget the stored token")
+    _common(p, package=False)
+    p.set_defaults(func=_run(cmd_logout))
+
+    p = subparsers.add_parser(
+        "upload", help="upload a bundle, a records array or a package directory (inline or presigned)"
+    )
+    p.add_argument("bundle", help="bundle JSON file, records-array JSON file, or agent-package directory")
     p.add_argument(
         "--wait",
         dest="wait",
@@ -756,8 +1094,11 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("recall", help="list memories (under the advisory banner)")
     p.add_argument("--tier", choices=("rom", "save"))
     p.add_argument("--tag")
-    p.add_argument("--limit", type=int)
+    p.add_argument("--limit", type=int, help=f"records per page (1-{RECALL_MAX_LIMIT})")
+    p.add_argument("--cursor", help="continue from a nextCursor")
     p.add_argument("--all", action="store_true", help="follow nextCursor to the end")
+    p.add_argument("-o", "--output", help="stream the records to FILE as a JSON records array")
+    p.add_argument("--no-progress", action="store_true", help="no progress display")
     _common(p)
     p.set_defaults(func=_run(cmd_recall))
 
@@ -771,6 +1112,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--include-field-learned", action="store_true")
     p.add_argument("--wait", action="store_true", help="poll until ready")
     p.add_argument("--timeout", type=float, default=300.0)
+    p.add_argument("--no-progress", action="store_true", help="no progress display")
     _common(p)
     p.set_defaults(func=_run(cmd_export))
 
@@ -778,6 +1120,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("cartridge_id")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--timeout", type=float, default=120.0)
+    p.add_argument("--no-progress", action="store_true", help="no progress display")
     _common(p)
     p.set_defaults(func=_run(cmd_download))
 

@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "acx.cli.offline_scrub",
     "acx.cli.offline_cartridge",
     "acx.cli.client",
+    "acx.cli.client_lists",
 )
 
 # Commands that need only their own module: ``acx merge ...`` then skips importing (and, when no
@@ -30,11 +31,16 @@ DIRECT_COMMANDS = {"merge": "acx.cli.offline_merge", "scrub": "acx.cli.offline_s
 _HUGE_PAGES = "glibc.malloc.hugetlb=1"
 _THP_MODE = "/sys/kernel/mm/transparent_hugepage/enabled"
 
-EXIT_OK = 0
-EXIT_NOT_TRUSTED = 1
-EXIT_INVALID = 2
-EXIT_BLOCKED = 3
-EXIT_TAMPERED = 4
+from acx.contract import (  # noqa: E402 - constants only, no pydantic (start-up time)
+    EXIT_BLOCKED,
+    EXIT_CODES_TEXT,
+    EXIT_INVALID,
+    EXIT_NOT_TRUSTED,
+    EXIT_OK,
+    EXIT_TAMPERED,
+)
+
+__all__ = ["EXIT_BLOCKED", "EXIT_INVALID", "EXIT_NOT_TRUSTED", "EXIT_OK", "EXIT_TAMPERED", "main"]
 
 
 def build_parser(modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.ArgumentParser:
@@ -42,8 +48,9 @@ def build_parser(modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.Argumen
     parser = argparse.ArgumentParser(
         prog="acx",
         description="Memory cartridges: offline tools (canon, merge, scrub, verify...) and the API client.",
-        epilog="Exit codes: 0 ok, 1 not trusted, 2 invalid input, 3 blocked by the scrub gate, 4 tampered.",
+        epilog=EXIT_CODES_TEXT,
     )
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in modules:
         try:
@@ -54,6 +61,23 @@ def build_parser(modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.Argumen
             raise
         module.register(sub)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("acx-memory")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class _Version(argparse.Action):
+    """``--version``, looked up only when asked (importlib.metadata costs start-up time)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(f"acx {_version()}\n")
+        parser.exit(0)
 
 
 def restart_on_huge_pages() -> None:

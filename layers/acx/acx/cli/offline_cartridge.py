@@ -103,7 +103,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         f"  memory {doc['counts']['memory']}  vectors {doc['counts']['vectors']}"
         f"  files {doc['counts']['files']}",
         f"  objects {doc['counts']['objects']}",
-        f"  skills {[s['name'] for s in doc['skills']]}",
+        f"  skills {', '.join(s['name'] for s in doc['skills']) or '-'}",
     ]
     sig = doc["signature"]
     lines.append(f"  signature {sig['keyid']} signed {sig.get('signedAt')}" if sig else "  unsigned (legacy)")
@@ -134,12 +134,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except (OSError, ValueError, CartridgeError) as exc:
         return _fail(f"{args.file}: {exc}")
     inc = v.inclusion or {}
-    log_line = (
-        f"  log checkpoint {inc.get('origin')} size {inc.get('treeSize')}: signature ok, "
-        f"{inc.get('checked')} ROM memories proven included ({inc.get('failed')} failed)\n"
-        if inc.get("present")
-        else "  log checkpoint: none embedded\n"
-    )
+    if not inc.get("present"):
+        log_line = "  log checkpoint: none embedded\n"
+    elif v.verdict == "tampered":
+        log_line = "  log checkpoint: present, not relied on (the cartridge is tampered)\n"
+    elif "treeSize" not in inc:
+        log_line = "  log checkpoint: present but does not verify\n"
+    else:
+        failed = int(inc.get("failed") or 0)
+        proven = int(inc.get("checked") or 0) - failed
+        log_line = (
+            f"  log checkpoint {inc.get('origin')} size {inc.get('treeSize')}: signature ok, "
+            f"{proven} of {inc.get('checked')} ROM memories proven included\n"
+        )
     human = (
         f"{v.verdict.upper()}  {args.file}\n  keyid {v.keyid}\n  publisher {v.publisherId}\n"
         f"  manifest {v.manifestHash}\n" + log_line + "".join(f"  - {r}\n" for r in v.reasons)

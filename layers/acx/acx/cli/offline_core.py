@@ -34,7 +34,9 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=cmd_repo_identity)
 
     p = subparsers.add_parser("fingerprint", help="codebase fingerprint (cbf1_...) of a repository")
-    p.add_argument("--salt-file", required=True, help="installation salt file (see acx init)")
+    p.add_argument(
+        "--salt-file", help="installation salt file (default $ACX_SALT_FILE or ~/.config/acx/salt)"
+    )
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--origin", help="git origin URL")
     group.add_argument("--root-commit", help="root commit sha, for a repository without a remote")
@@ -51,7 +53,11 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("bundle", help="pack an agent-package directory into an upload bundle")
     p.add_argument("dir", type=Path)
     p.add_argument("-o", "--output", required=True, type=Path, help="bundle file to write")
-    p.add_argument("--salt-file", help="installation salt, needed for field-learned records")
+    p.add_argument(
+        "--salt-file",
+        help="installation salt, needed for field-learned records (default $ACX_SALT_FILE or "
+        "~/.config/acx/salt, where `acx init` writes it)",
+    )
     p.set_defaults(func=cmd_bundle)
 
 
@@ -181,6 +187,7 @@ def cmd_fingerprint(args: argparse.Namespace) -> int:
 
     from acx.core.fingerprint import canonical_repo_identity, codebase_fingerprint
 
+    args.salt_file = args.salt_file or str(default_salt_path())
     try:
         salt = read_salt(args.salt_file)
     except OSError as exc:
@@ -240,7 +247,9 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     if not args.dir.is_dir():
         return _err("bundle", f"{args.dir} is not a directory")
     salt = None
-    if args.salt_file:
+    salt_file = args.salt_file or (str(default_salt_path()) if default_salt_path().is_file() else None)
+    if salt_file:  # --salt-file, else $ACX_SALT_FILE or ~/.config/acx/salt where `acx init` wrote it
+        args.salt_file = salt_file
         try:
             salt = read_salt(args.salt_file)
         except OSError as exc:

@@ -127,6 +127,15 @@ def _build_model() -> Any:
     return BundleModel
 
 
+def __getattr__(name: str) -> Any:
+    """``BundleModel``: the pydantic model of a bundle, built on first use (pydantic is slow to import)."""
+    if name == "BundleModel":
+        model = _build_model()
+        globals()["BundleModel"] = model
+        return model
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @dataclass
 class Bundle:
     """A parsed, validated bundle; records stay the dicts the user sent."""
@@ -184,7 +193,7 @@ def write_schema(path: Path | None = None) -> Path:
     import json
 
     target = path or Path(__file__).resolve().parent.parent / "schemas" / "bundle.schema.json"
-    schema = _build_model().model_json_schema()
+    schema = __getattr__("BundleModel").model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://acx.dev/schemas/memory-bundle-1.json"
     target.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -219,6 +219,7 @@ def _evaluate(
     assert key is not None and statement is not None
     v.reasons = ["signature valid over the recomputed ROM manifest"]
     if public_key_pem is None:
+        # true until a registry vouches for the embedded key (then the last reason says so instead)
         v.reasons.append("verified with the key embedded in the cartridge (self-consistency only)")
     if registry is None:
         v.verdict = "portable"
@@ -243,6 +244,7 @@ def _evaluate(
         v.verdict = "portable"
         v.reasons.extend(why)
         return v
+    v.reasons = [r for r in v.reasons if "self-consistency only" not in r]
     v.reasons.append(f"key active in the registry for {v.publisherId}")
     if key.keyid in own:
         v.verdict = "local"

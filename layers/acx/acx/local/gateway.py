@@ -1,9 +1,11 @@
 """A local stand-in for the API Gateway HTTP API in front of the api function.
 
 It turns each HTTP request into the payload-format-2.0 event AWS would send, authorizes it like the
-HTTP API JWT authorizer (401 ``{"message":"Unauthorized"}`` on protected routes, 403
-``{"message":"Forbidden"}`` when a route's scope is missing), enforces the 10 MB payload limit and
-shapes the handler's v2 response, so the same ``lambda_handler`` runs unchanged locally and in AWS.
+HTTP API JWT authorizer (401 on protected routes without a valid token, 403 when a route's scope is
+missing), enforces the 10 MB payload limit and shapes the handler's v2 response, so the same
+``lambda_handler`` runs unchanged locally and in AWS. Its own refusals use the service's one error
+shape ``{"error": {"code", "message"}}`` with what to do next (AWS's HTTP API answers
+``{"message": ...}`` there and cannot be told otherwise; the CLI reads both).
 
 ``POST /local/token`` and ``GET /local/jwks.json`` exist only here (dev tokens for the CLI and tests).
 """
@@ -26,7 +28,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from acx.local.jwt_issuer import ALL_SCOPES, DevIssuer, InvalidToken, scopes_of, stringify_claims
+from acx import contract as c
+from acx.local.jwt_issuer import DevIssuer, InvalidToken, TokenExpired, scopes_of, stringify_claims
 
 Handler = Callable[[dict[str, Any], Any], Any]
 
@@ -274,7 +277,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             status, headers, body = self.server.gateway.handle(self)
         except Exception:  # the gateway itself failed: AWS would answer 500 too
             self.server.gateway.log_exception()
-            status, headers, body = _json(500, {"message": "Internal Server Error"})
+            status, headers, body = _error(500, c.ERR_INTERNAL, "internal error")
         # Log before writing: a client that has its answer can rely on the line being there.
         ms = (time.monotonic() - started) * 1000
         self.server.gateway.access_log(self.command, path, status, ms)
@@ -289,6 +292,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _dispatch
+
+    def __getattr__(self, name: str) -> Any:
+        # any other method (TRACE, QUERY...) gets the gateway's JSON 404, not http.server's HTML 501
+        if name.startswith("do_"):
+            return self._dispatch
+        raise AttributeError(name)
 
 
 class Gateway:
@@ -483,13 +492,13 @@ class Gateway:
         raw_path, raw_query = parts.path or "/", parts.query
         body = self._read_body(req)
         if body is None:
-            return _json(413, {"message": "Request Entity Too Large"})
+            return _too_large()
         method = req.command.upper()
         if raw_path.startswith("/local/"):
             return self._local(method, raw_path, body)
         hit = match_route(method, raw_path, self.routes)
         if hit is None:
-            return _json(404, {"message": "Not Found"})
+            return _error(404, c.ERR_NO_ROUTE, "no such route; GET /v1/openapi.json lists them")
         route, params = hit
         claims: dict[str, Any] | None = None
         scopes: list[str] | None = None
@@ -497,14 +506,26 @@ class Gateway:
             auth = req.headers.get("Authorization") or ""
             scheme, _, token = auth.partition(" ")
             if scheme.lower() != "bearer" or not token.strip():
-                return _json(401, {"message": "Unauthorized"})
+                return _error(401, c.ERR_UNAUTHORIZED, "no bearer token: run `acx login`")
             try:
                 claims = self.issuer.verify(token.strip())
+            except TokenExpired:
+                return _error(401, c.ERR_TOKEN_EXPIRED, "the token has expired: run `acx login` again")
             except InvalidToken:
-                return _json(401, {"message": "Unauthorized"})
+                return _error(
+                    401, c.ERR_UNAUTHORIZED, "the token is not valid for this service: run `acx login`"
+                )
+            if not isinstance(claims.get("tenant"), str) or not isinstance(claims.get("sub", ""), str):
+                # Stringified below (as AWS does), a boolean tenant would become "true": refuse it here.
+                return _error(401, c.ERR_UNAUTHORIZED, "the token's tenant and sub claims must be strings")
             scopes = scopes_of(claims)
             if self.enforce_scopes and route.scope not in (scopes or []):
-                return _json(403, {"message": "Forbidden"})
+                return _error(
+                    403,
+                    c.ERR_FORBIDDEN,
+                    f"token lacks the scope {route.scope}: log in with it (`acx login --scopes ...`)",
+                    extra={"scope": route.scope},
+                )
         event = build_event(
             method=method,
             raw_path=raw_path,
@@ -519,47 +540,43 @@ class Gateway:
             request_id=request_id,
         )
         if len(json.dumps(event)) > MAX_EVENT_BYTES:
-            return _json(413, {"message": "Request Entity Too Large"})
+            return _too_large()
         if self.handler is None:
-            return _json(500, {"message": "Internal Server Error"})
+            return _error(500, c.ERR_INTERNAL, "internal error")
         context = LambdaContext(function_name=self.function_name, region=self.region)
         try:
             with self._invoke_lock:
                 result = self.handler(event, context)
         except Exception:
             self.log_exception()
-            return _json(500, {"message": "Internal Server Error"})
+            return _error(500, c.ERR_INTERNAL, "internal error")
         return shape_response(result)
 
     def _local(self, method: str, path: str, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
         if method == "GET" and path == "/local/jwks.json":
             return _json(200, self.issuer.jwks())
         if method != "POST" or path != "/local/token":
-            return _json(404, {"message": "Not Found"})
+            return _error(404, c.ERR_NO_ROUTE, "no such route")
+        from acx.contract.models import RequestError, TokenRequest, parse_request
+
         try:
-            req = json.loads(body or b"{}")
+            doc = json.loads(body or b"{}")
         except ValueError:
-            return _error(400, "invalid_json", "body is not JSON", "$")
-        if not isinstance(req, dict):
-            return _error(400, "invalid_request", "body must be an object", "$")
-        tenant = req.get("tenant")
-        if not isinstance(tenant, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", tenant):
-            return _error(400, "invalid_request", "tenant must be 1-64 chars of [A-Za-z0-9_.-]", "$.tenant")
-        scopes = req.get("scopes", list(ALL_SCOPES))
-        if isinstance(scopes, str):
-            scopes = scopes.split()
-        if not isinstance(scopes, list) or not all(isinstance(s, str) and s for s in scopes):
-            return _error(400, "invalid_request", "scopes must be a list of strings", "$.scopes")
-        ttl = req.get("ttl", 3600)
-        if not isinstance(ttl, int) or isinstance(ttl, bool) or not 1 <= ttl <= 86400:
-            return _error(400, "invalid_request", "ttl must be an integer in 1..86400", "$.ttl")
-        sub = req.get("sub", "dev")
-        if not isinstance(sub, str) or not sub:
-            return _error(400, "invalid_request", "sub must be a non-empty string", "$.sub")
+            return _error(400, c.ERR_INVALID_JSON, "body is not JSON", "$")
+        if not isinstance(doc, dict):
+            return _error(400, c.ERR_INVALID_REQUEST, "body must be an object", "$")
+        if isinstance(doc.get("scopes"), str):
+            doc["scopes"] = doc["scopes"].split()
+        try:
+            req = parse_request(TokenRequest, doc)
+        except RequestError as exc:
+            return _error(400, exc.code, exc.message, exc.path)
         now = int(time.time())
-        token = self.issuer.issue(tenant, scopes, sub=sub, ttl=ttl, now=now)
-        expires = datetime.fromtimestamp(now + ttl, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return _json(200, {"token": token, "expiresAt": expires, "tenant": tenant, "scopes": scopes})
+        token = self.issuer.issue(req.tenant, req.scopes, sub=req.sub, ttl=req.ttl, now=now)
+        expires = datetime.fromtimestamp(now + req.ttl, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return _json(
+            200, {"token": token, "expiresAt": expires, "tenant": req.tenant, "scopes": list(req.scopes)}
+        )
 
 
 def _read_raw_body(req: _RequestHandler) -> bytes:
@@ -590,5 +607,20 @@ def _s3_error(status: int, code: str, message: str) -> tuple[int, list[tuple[str
     return status, [("Content-Type", "application/xml")], body
 
 
-def _error(status: int, code: str, message: str, path: str) -> tuple[int, list[tuple[str, str]], bytes]:
-    return _json(status, {"error": {"code": code, "message": message, "path": path}})
+def _too_large() -> tuple[int, list[tuple[str, str]], bytes]:
+    return _error(
+        413,
+        c.ERR_BODY_TOO_LARGE,
+        f"requests are limited to {c.GATEWAY_MAX_PAYLOAD} bytes; bundles over {c.MAX_INLINE_BYTES} bytes "
+        "go through POST .../uploads (`acx upload` does it)",
+    )
+
+
+def _error(
+    status: int, code: str, message: str, path: str | None = None, extra: dict[str, Any] | None = None
+) -> tuple[int, list[tuple[str, str]], bytes]:
+    """The service's one error shape (``acx.contract.models.ErrorResponse``)."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if path:
+        error["path"] = path
+    return _json(status, {"error": error, **(extra or {})})

@@ -25,16 +25,12 @@ from typing import Any, Literal
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
+from acx.contract import SCOPES
+
 Algorithm = Literal["EdDSA", "ES256", "RS256"]
 
-#: Every scope of docs/API.md: a dev token with these can call every route.
-ALL_SCOPES: tuple[str, ...] = (
-    "memory:write",
-    "memory:read",
-    "memory:forget",
-    "cartridge:export",
-    "log:read",
-)
+#: Every scope of the API contract (admin included): a dev token with these can call every route.
+ALL_SCOPES: tuple[str, ...] = SCOPES
 
 DEFAULT_ISSUER = "https://acx.local/issuer"
 DEFAULT_AUDIENCE = "acx-api"
@@ -42,6 +38,11 @@ DEFAULT_AUDIENCE = "acx-api"
 
 class InvalidToken(Exception):
     """The token failed one of the authorizer's checks (the reason is for logs, never for clients)."""
+
+
+class TokenExpired(InvalidToken):
+    """A valid token past its ``exp``: the one reason a client is told (AWS's authorizer says it too,
+    in ``WWW-Authenticate``), because the fix is the user's: log in again."""
 
 
 def _b64url(data: bytes) -> str:
@@ -165,6 +166,8 @@ class DevIssuer:
                 issuer=self.issuer,
                 options={"require": ["exp", "iss"], "verify_aud": False},
             )
+        except jwt.ExpiredSignatureError:
+            raise TokenExpired("token expired") from None
         except jwt.PyJWTError as exc:
             raise InvalidToken(str(exc)) from None
         aud = claims.get("aud")

@@ -56,6 +56,9 @@ def install() -> None:
     DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
     DynamoHandler.parse_parameters = _parse_parameters  # type: ignore[method-assign]
     Item.__init__ = _item_init  # type: ignore[method-assign]
+    from acx.local import moto_query
+
+    moto_query.install()  # paged Query in O(page), not O(table): acx/local/moto_query.py
     _INSTALLED = True
 
 

@@ -7,15 +7,18 @@ holder of a valid stolen token: that is the identity provider's and token lifeti
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from acx.contract import (
+    ERR_FORBIDDEN,
+    ERR_INVALID_PACKAGE,
+    ERR_UNAUTHORIZED,
+    SCOPES,
+    is_package_id,
+    is_tenant_id,
+)
 from acx.usecases.errors import ServiceError
-
-SCOPES = ("memory:write", "memory:read", "memory:forget", "cartridge:export", "log:read", "admin")
-PACKAGE_ID = re.compile(r"^[a-z0-9-]{1,64}$")
-TENANT_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,7 @@ class Principal:
 
     def require(self, scope: str) -> None:
         if scope not in self.scopes:
-            raise ServiceError(403, "forbidden", f"token lacks the scope {scope}")
+            raise ServiceError(403, ERR_FORBIDDEN, f"token lacks the scope {scope}", extra={"scope": scope})
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,13 @@ def token_tenant(claims: dict[str, Any], names: ClaimNames) -> Any:
 
 
 def principal_from_event(event: dict[str, Any], names: ClaimNames | None = None) -> Principal:
-    """Read the authorizer's claims from an API Gateway v2 event; 401 when they are missing or malformed."""
+    """Read the authorizer's claims from an API Gateway v2 event; 401 when they are missing or malformed.
+
+    The tenant must be a string matching the contract's pattern in full (no trailing newline, no
+    ``.``/``..``: it becomes an S3 key segment). API Gateway hands every claim over as a string, so a
+    boolean or number tenant claim arrives as ``"true"``/``"7"``: refusing non-string claims is the
+    gateway's job (the local one does); in AWS the identity provider must issue string tenants.
+    """
     names = names or claim_names()
     jwt = ((event.get("requestContext") or {}).get("authorizer") or {}).get("jwt") or {}
     claims = jwt.get("claims") or {}
@@ -98,15 +107,25 @@ def principal_from_event(event: dict[str, Any], names: ClaimNames | None = None)
     subject = claims.get("sub")
     if (
         not isinstance(tenant, str)
-        or not TENANT_ID.match(tenant)
+        or not is_tenant_id(tenant)
         or not isinstance(subject, str)
-        or not subject
+        or not subject.strip()
     ):
-        raise ServiceError(401, "unauthorized", "token has no valid tenant or sub claim")
+        raise ServiceError(
+            401,
+            ERR_UNAUTHORIZED,
+            "token has no valid tenant or sub claim (tenant: 1-64 chars of [A-Za-z0-9._-], "
+            "starting with a letter or digit)",
+        )
     return Principal(tenant, subject[:128], token_scopes(jwt, names))
 
 
 def check_package_id(package: str) -> str:
-    if not PACKAGE_ID.match(package):
-        raise ServiceError(400, "invalid_package", "package id must be 1-64 characters of [a-z0-9-]", "pkg")
+    if not is_package_id(package):
+        raise ServiceError(
+            400,
+            ERR_INVALID_PACKAGE,
+            "package id must be 1-64 characters of [a-z0-9-], starting with a letter or digit",
+            "$.pkg",
+        )
     return package

@@ -76,7 +76,7 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
             # A redelivery after the purge of a revoked cartridge failed (PurgeIncomplete): purge
             # again, or the object would outlive the forget that revoked it.
             deps.cartridges.purge(job["key"])
-        return _describe(job)
+        return describe_cartridge(job)
     from acx.usecases.locks import require_unlocked
 
     require_unlocked(deps, tenant, package, job=("export", cartridge_id))  # queued before the lock
@@ -116,7 +116,7 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
         # Name the object in the job BEFORE it exists: if the upload or the final job update fails
         # (the object may have landed anyway), a later forget still finds and purges it.
         if not deps.jobs.finish(tenant, package, "export", cartridge_id, "pending", key=key):
-            return _describe(deps.jobs.get(tenant, package, "export", cartridge_id) or job)
+            return describe_cartridge(deps.jobs.get(tenant, package, "export", cartridge_id) or job)
         deps.cartridges.upload_file(key, path, "application/vnd.acx.cartridge+sqlite3")
         fields: dict[str, Any] = {
             "key": key,
@@ -133,7 +133,7 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
         if os.path.exists(path):
             os.unlink(path)
     job = deps.jobs.get(tenant, package, "export", cartridge_id) or {}
-    return _describe(job)
+    return describe_cartridge(job)
 
 
 def cartridge_path(package_path: str) -> str:
@@ -186,7 +186,8 @@ def _rows_with_proofs(
     return records(), proof
 
 
-def _describe(job: dict[str, Any]) -> dict[str, Any]:
+def describe_cartridge(job: dict[str, Any]) -> dict[str, Any]:
+    """The API view of an export job (no storage key, no actor)."""
     out = {"cartridgeId": job.get("jobId"), "status": job.get("status")}
     for field in ("manifestHash", "keyid", "counts", "quarantined", "bytes", "report", "revokedReason"):
         if field in job:
@@ -207,7 +208,7 @@ def download(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict[s
     if job["status"] == "revoked":
         raise ServiceError(410, "gone", "this cartridge was revoked because a memory it held was forgotten")
     if job["status"] != "ready":
-        return _describe(job)
+        return describe_cartridge(job)
     ttl = deps.settings.download_url_ttl
     url = deps.cartridges.presign_get(job["key"], ttl)
-    return {**_describe(job), "url": url.url, "expiresIn": ttl, "expiresAt": int(time.time()) + ttl}
+    return {**describe_cartridge(job), "url": url.url, "expiresIn": ttl, "expiresAt": int(time.time()) + ttl}

@@ -29,6 +29,13 @@ class Deps:
 
         return client("sqs")
 
+    def catalog(self) -> Any:
+        """Read-only listings (packages of a tenant, record counts): ``acx.adapters.catalog``."""
+        from acx.adapters.aws import client
+        from acx.adapters.catalog import Catalog
+
+        return Catalog(client("dynamodb"), self.settings.heads_table, self.settings.records_table)
+
 
 @lru_cache(maxsize=1)
 def deps() -> Deps:

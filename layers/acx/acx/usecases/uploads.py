@@ -1,7 +1,9 @@
 """Large bundles: a presigned PUT to uploads/, then S3 -> SQS -> the ingest function.
 
 The URL is bound to one key and one content type and expires in at most 15 minutes; S3 cannot cap
-the size of a presigned PUT, so the size limit is enforced at ingest (and the object deleted).
+the size of a presigned PUT, so the size limit, and the size the client declared when it asked for
+the URL, are enforced at ingest (and the object deleted). A client that declares the size it then
+sends passes; one that sends more or less than it declared is refused (``size_mismatch``).
 """
 
 from __future__ import annotations
@@ -10,10 +12,10 @@ import time
 import uuid
 from typing import Any
 
+from acx.contract import ERR_BODY_TOO_LARGE, ERR_SIZE_MISMATCH, MAX_UPLOAD_BYTES
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
 
-MAX_UPLOAD_BYTES = 100 * 1024 * 1024
 CONTENT_TYPE = "application/json"
 
 
@@ -31,7 +33,7 @@ def parse_upload_key(key: str) -> tuple[str, str, str] | None:
 def create_upload(deps: Deps, tenant: str, package: str, actor: str, size: int | None) -> dict[str, Any]:
     if size is not None and not 0 < size <= MAX_UPLOAD_BYTES:
         raise ServiceError(
-            413, "too_large", f"bundle uploads are limited to {MAX_UPLOAD_BYTES} bytes", "$.size"
+            413, ERR_BODY_TOO_LARGE, f"bundle uploads are limited to {MAX_UPLOAD_BYTES} bytes", "$.size"
         )
     from acx.usecases.locks import require_unlocked
 
@@ -48,18 +50,29 @@ def create_upload(deps: Deps, tenant: str, package: str, actor: str, size: int |
         "expiresIn": ttl,
         "expiresAt": int(time.time()) + ttl,
         "maxBytes": MAX_UPLOAD_BYTES,
+        "declaredSize": size,
     }
+
+
+def describe_upload(job: dict[str, Any]) -> dict[str, Any]:
+    """The API view of an upload job (no actor, no storage key)."""
+    out: dict[str, Any] = {
+        "uploadId": job["jobId"],
+        "status": job["status"],
+        "createdAt": job.get("createdAt"),
+        "declaredSize": job.get("declaredSize"),
+    }
+    for field in ("summary", "report", "error"):
+        if job.get(field) is not None:
+            out[field] = job[field]
+    return out
 
 
 def upload_status(deps: Deps, tenant: str, package: str, upload_id: str) -> dict[str, Any]:
     job = deps.jobs.get(tenant, package, "upload", upload_id)
     if job is None:
         raise not_found("upload")
-    out: dict[str, Any] = {"uploadId": upload_id, "status": job["status"]}
-    for field in ("summary", "report", "error"):
-        if field in job:
-            out[field] = job[field]
-    return out
+    return describe_upload(job)
 
 
 def ingest_upload(deps: Deps, key: str) -> str:
@@ -83,7 +96,17 @@ def ingest_upload(deps: Deps, key: str) -> str:
         if size is None:
             return "pending"  # already processed and deleted by an earlier delivery
         if size > MAX_UPLOAD_BYTES:
-            raise ServiceError(413, "too_large", f"bundle uploads are limited to {MAX_UPLOAD_BYTES} bytes")
+            raise ServiceError(
+                413, ERR_BODY_TOO_LARGE, f"bundle uploads are limited to {MAX_UPLOAD_BYTES} bytes"
+            )
+        declared = job.get("declaredSize")
+        if isinstance(declared, int) and size != declared:
+            raise ServiceError(
+                422,
+                ERR_SIZE_MISMATCH,
+                f"the upload is {size} bytes but {declared} were declared in POST .../uploads",
+                "$.size",
+            )
         summary = ingest_bundle(
             deps,
             tenant,

@@ -1,0 +1,392 @@
+"""Request and response models of the API, declared once with pydantic.
+
+The handler validates request bodies with the request models, the OpenAPI document's bodies and
+responses are generated from all of them (and from :data:`ROUTES`), and the CLI reads the keys it
+prints from the response models, so neither side can name a key the other never sends.
+Response models allow extra keys only where an open map is documented (``extra="forbid"`` elsewhere,
+so a test validating real answers against them fails on an undeclared key).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+
+from acx import contract as c
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# --- requests --------------------------------------------------------------------------------------
+
+
+class UploadRequest(_Closed):
+    """``POST .../uploads``: the size the client will PUT (enforced at ingest) and the content type."""
+
+    size: Annotated[StrictInt, Field(ge=1, le=c.MAX_UPLOAD_BYTES)] | None = None
+    contentType: Literal["application/json"] = "application/json"
+
+
+class ExportRequest(_Closed):
+    """``POST .../cartridges``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    includeFieldLearned: StrictBool = False
+    async_: StrictBool = Field(default=False, alias="async")
+
+
+class LockRequest(_Closed):
+    """``POST .../lock`` and ``.../unlock``: the reason is hashed into the log entry, never stored."""
+
+    reason: Annotated[StrictStr, Field(max_length=c.MAX_LOCK_REASON)] | None = None
+
+
+class TokenRequest(_Closed):
+    """``POST /local/token`` (local stack only)."""
+
+    tenant: Annotated[StrictStr, Field(pattern=f"^{c.TENANT_ID_PATTERN}$")]
+    scopes: list[Literal[c.SCOPES]] = Field(default_factory=lambda: list(c.SCOPES))  # type: ignore[valid-type]
+    ttl: Annotated[StrictInt, Field(ge=1, le=86400)] = 3600
+    sub: Annotated[StrictStr, Field(min_length=1, max_length=128)] = "dev"
+
+
+def parse_request(model: type[BaseModel], doc: Any) -> Any:
+    """Validate ``doc`` against ``model``; :class:`RequestError` names the JSON path, never the value."""
+    try:
+        return model.model_validate(doc if doc is not None else {})
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        loc = [str(p) for p in first.get("loc", ())]
+        where = "$" + "".join(f".{p}" if p.isidentifier() and len(p) <= 64 else "" for p in loc)
+        kind = str(first.get("type", ""))
+        fields = ", ".join(sorted(model.model_json_schema(by_alias=True).get("properties", {})))
+        if kind == "extra_forbidden":
+            raise RequestError(422, c.ERR_UNKNOWN_FIELD, f"unknown field (known: {fields})", where) from None
+        code = (
+            c.ERR_TOO_LONG
+            if kind.endswith("too_long")
+            else c.ERR_INVALID_TYPE
+            if kind.endswith("_type") or kind.endswith("_parsing")
+            else c.ERR_INVALID_REQUEST
+        )
+        raise RequestError(422, code, f"{where}: {first.get('msg', 'invalid value')}", where) from None
+
+
+class RequestError(ValueError):
+    """A refused request body: status, code, message and JSON path (the handler maps it 1:1)."""
+
+    def __init__(self, status: int, code: str, message: str, path: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.path = status, code, message, path
+
+
+# --- responses -------------------------------------------------------------------------------------
+
+
+class ErrorDetail(_Closed):
+    code: StrictStr
+    message: StrictStr
+    path: StrictStr | None = None
+
+
+class ErrorResponse(BaseModel):
+    """The one error shape. Refusals may add context: ``report`` (scrub/validation findings),
+    ``tombstones``, ``cartridgeId``, ``scope`` (the missing one, on 403)."""
+
+    model_config = ConfigDict(extra="allow")
+    error: ErrorDetail
+
+
+class LogRange(_Closed):
+    fromSeq: StrictInt | None
+    toSeq: StrictInt | None
+
+
+class Health(_Closed):
+    status: Literal["ok"]
+
+
+class IngestSummary(_Closed):
+    accepted: StrictInt
+    merged: StrictInt
+    unchanged: StrictInt
+    refused: StrictInt
+    log: LogRange
+    checkpoint: StrictStr | None
+    bundle: StrictStr | None
+
+
+class UploadCreated(_Closed):
+    uploadId: StrictStr
+    url: StrictStr
+    method: Literal["PUT"]
+    headers: dict[str, str]
+    expiresIn: StrictInt
+    expiresAt: StrictInt
+    maxBytes: StrictInt
+    declaredSize: StrictInt | None = None
+
+
+class UploadStatus(_Closed):
+    uploadId: StrictStr
+    status: Literal["pending", "ingested", "rejected"]
+    createdAt: StrictInt | None = None
+    declaredSize: StrictInt | None = None
+    summary: IngestSummary | None = None
+    report: dict[str, Any] | None = None
+    error: ErrorDetail | None = None
+
+
+class UploadList(_Closed):
+    uploads: list[UploadStatus]
+    nextCursor: StrictStr | None
+
+
+class RecallPage(_Closed):
+    advisory: StrictStr
+    corrupt: StrictBool
+    records: list[dict[str, Any]]
+    nextCursor: StrictStr | None
+
+
+class Memory(_Closed):
+    advisory: StrictStr
+    record: dict[str, Any]
+    zone: Literal["rom", "save"]
+    contentHash: StrictStr
+    seq: StrictInt | None
+
+
+class ForgetResult(_Closed):
+    forgotten: StrictStr | None
+    contentHash: StrictStr | None
+    log: LogRange
+    checkpoint: StrictStr | None
+    bundlesRewritten: StrictInt
+    revokedCartridges: list[StrictStr]
+
+
+class CartridgeStatus(BaseModel):
+    """An export job; ``url`` and its expiry only while ready."""
+
+    model_config = ConfigDict(extra="forbid")
+    cartridgeId: StrictStr
+    status: Literal["pending", "ready", "failed", "revoked", "rejected"]
+    createdAt: StrictInt | None = None
+    manifestHash: StrictStr | None = None
+    keyid: StrictStr | None = None
+    counts: dict[str, Any] | None = None
+    quarantined: StrictInt | None = None
+    fieldLearned: StrictStr | None = None
+    bytes: StrictInt | None = None
+    report: Any = None
+    revokedReason: StrictStr | None = None
+    error: ErrorDetail | None = None
+    url: StrictStr | None = None
+    expiresIn: StrictInt | None = None
+    expiresAt: StrictInt | None = None
+
+
+class CartridgeList(_Closed):
+    cartridges: list[CartridgeStatus]
+    nextCursor: StrictStr | None
+
+
+class PackageSummary(_Closed):
+    package: StrictStr
+    records: StrictInt
+    logSize: StrictInt
+    lastCheckpoint: StrictStr | None
+    locked: StrictBool
+
+
+class PackageList(_Closed):
+    packages: list[PackageSummary]
+    nextCursor: StrictStr | None
+
+
+class LogHead(_Closed):
+    size: StrictInt
+    checkpoint: StrictStr | None
+    verifierKey: StrictStr
+
+
+class LogEntry(_Closed):
+    seq: StrictInt
+    operation: StrictStr
+    tier: StrictStr | None
+    recordId: StrictStr | None
+    contentHash: StrictStr | None
+    hash: StrictStr
+    prevHash: StrictStr
+    time: StrictStr | None
+
+
+class LogEntryList(_Closed):
+    entries: list[LogEntry]
+    nextCursor: StrictStr | None
+
+
+class LogVerifyResult(_Closed):
+    tenant: StrictStr
+    package: StrictStr
+    status: Literal["ok", "broken", "unverifiable", "corrupt"]
+    size: StrictInt
+    checked: StrictInt
+    rows: StrictInt
+    firstBadSeq: StrictInt | None
+    reason: StrictStr | None
+    detail: StrictStr | None
+    orphans: list[Any]
+    orphanCount: StrictInt
+    checkpointSize: StrictInt | None
+    witnessSize: StrictInt | None
+    incremental: StrictBool
+    seconds: float
+
+
+class InclusionProof(_Closed):
+    index: StrictInt
+    size: StrictInt
+    leafHash: StrictStr
+    proof: list[StrictStr]
+
+
+class ConsistencyProof(_Closed):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    from_: StrictInt = Field(alias="from")
+    to: StrictInt
+    proof: list[StrictStr]
+
+
+class LockResult(_Closed):
+    locked: StrictBool
+    changed: StrictBool
+    contentHash: StrictStr | None = None
+    log: LogRange
+    checkpoint: StrictStr | None
+
+
+class TrustRegistry(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    schemaVersion: Literal["acx.trust-registry/1"]
+    keys: list[dict[str, Any]]
+
+
+class OpenAPIDocument(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    openapi: StrictStr
+
+
+class Token(_Closed):
+    token: StrictStr
+    expiresAt: StrictStr
+    tenant: StrictStr
+    scopes: list[StrictStr]
+
+
+def keys_of(model: type[BaseModel]) -> tuple[str, ...]:
+    """The JSON keys a response model declares (aliases, as sent)."""
+    return tuple(f.alias or name for name, f in model.model_fields.items())
+
+
+# --- routes ----------------------------------------------------------------------------------------
+
+#: Error statuses every authorized route can answer (gateway 401/403, handler 400 on ids, 404,
+#: 413 from the gateway's payload limit, 503 when a backing service is busy).
+_AUTH_ERRORS = (400, 401, 403, 404, 413, 503)
+
+
+@dataclass(frozen=True)
+class RouteSpec:
+    """One route: method, path (API Gateway template), scope (None = public), success status and body
+    model, the request body model, and every error status it can answer."""
+
+    method: str
+    path: str
+    scope: str | None
+    ok: tuple[tuple[int, type[BaseModel]], ...]
+    errors: tuple[int, ...] = _AUTH_ERRORS
+    body: type[BaseModel] | None = None
+    body_ref: str | None = None  # a schema in components (the bundle)
+
+    @property
+    def key(self) -> str:
+        return f"{self.method} {self.path}"
+
+
+_P = "/v1/packages/{pkg}"
+ROUTES: tuple[RouteSpec, ...] = (
+    RouteSpec("GET", "/v1/health", None, ((200, Health),), ()),
+    RouteSpec("GET", "/v1/openapi.json", None, ((200, OpenAPIDocument),), ()),
+    RouteSpec("GET", "/v1/trust-registry", None, ((200, TrustRegistry),), (503,)),
+    RouteSpec("GET", "/v1/packages", c.SCOPE_READ, ((200, PackageList),), (400, 401, 403, 413, 503)),
+    RouteSpec(
+        "POST",
+        f"{_P}/bundles",
+        c.SCOPE_WRITE,
+        ((201, IngestSummary),),
+        (*_AUTH_ERRORS, 409, 422, 423),
+        body_ref="AcxMemoryBundle",
+    ),
+    RouteSpec(
+        "POST",
+        f"{_P}/uploads",
+        c.SCOPE_WRITE,
+        ((201, UploadCreated),),
+        (*_AUTH_ERRORS, 422, 423),
+        UploadRequest,
+    ),
+    RouteSpec("GET", f"{_P}/uploads", c.SCOPE_WRITE, ((200, UploadList),)),
+    RouteSpec("GET", f"{_P}/uploads/{{uploadId}}", c.SCOPE_WRITE, ((200, UploadStatus),)),
+    RouteSpec("GET", f"{_P}/memories", c.SCOPE_READ, ((200, RecallPage),)),
+    RouteSpec("GET", f"{_P}/memories/{{id}}", c.SCOPE_READ, ((200, Memory),)),
+    RouteSpec(
+        "DELETE", f"{_P}/memories/{{id}}", c.SCOPE_FORGET, ((200, ForgetResult),), (*_AUTH_ERRORS, 409, 423)
+    ),
+    RouteSpec("DELETE", f"{_P}/memories", c.SCOPE_FORGET, ((200, ForgetResult),), (*_AUTH_ERRORS, 409, 423)),
+    RouteSpec(
+        "POST",
+        f"{_P}/cartridges",
+        c.SCOPE_EXPORT,
+        ((201, CartridgeStatus), (202, CartridgeStatus)),
+        (*_AUTH_ERRORS, 422, 423),
+        ExportRequest,
+    ),
+    RouteSpec("GET", f"{_P}/cartridges", c.SCOPE_EXPORT, ((200, CartridgeList),)),
+    RouteSpec(
+        "GET",
+        f"{_P}/cartridges/{{cartridgeId}}",
+        c.SCOPE_EXPORT,
+        ((200, CartridgeStatus),),
+        (*_AUTH_ERRORS, 410),
+    ),
+    RouteSpec("GET", f"{_P}/log", c.SCOPE_LOG, ((200, LogHead),)),
+    RouteSpec("GET", f"{_P}/log/entries", c.SCOPE_LOG, ((200, LogEntryList),)),
+    RouteSpec("GET", f"{_P}/log/verify", c.SCOPE_LOG, ((200, LogVerifyResult),)),
+    RouteSpec("GET", f"{_P}/log/proof/inclusion", c.SCOPE_LOG, ((200, InclusionProof),)),
+    RouteSpec("GET", f"{_P}/log/proof/consistency", c.SCOPE_LOG, ((200, ConsistencyProof),)),
+    RouteSpec("POST", f"{_P}/lock", c.SCOPE_ADMIN, ((200, LockResult),), (*_AUTH_ERRORS, 422), LockRequest),
+    RouteSpec("POST", f"{_P}/unlock", c.SCOPE_ADMIN, ((200, LockResult),), (*_AUTH_ERRORS, 422), LockRequest),
+)
+
+#: Every status an answer can have, for the OpenAPI document's descriptions.
+STATUS_TEXT: dict[int, str] = {
+    200: "OK",
+    201: "Created",
+    202: "Accepted: the job runs asynchronously",
+    400: "Invalid parameter, header or cursor",
+    401: "Missing, malformed, foreign or expired token",
+    403: "The token lacks the route's scope (named in the message)",
+    404: "No such package, record or job in the caller's tenant (or no such route)",
+    409: "Conflict: forgotten content, or a request with this Idempotency-Key is in progress",
+    410: "Revoked",
+    413: "Body over the limit",
+    422: "Invalid body (path and limit named), or blocked by the scrub gate (with report)",
+    423: "Package locked by an operator",
+    503: "A backing service is busy; retry after Retry-After",
+}
