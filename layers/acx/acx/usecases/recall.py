@@ -30,12 +30,13 @@ def recall(
         raise ServiceError(400, "invalid_query", "tier must be rom or save", "tier")
     if not 1 <= limit <= MAX_LIMIT:
         raise ServiceError(400, "invalid_query", f"limit must be between 1 and {MAX_LIMIT}", "limit")
-    if not deps.log.package_exists(tenant, package):
+    from acx.core.package import PackageRef
+
+    ref = PackageRef(tenant, package)
+    if not deps.log.package_exists(ref):
         raise not_found()
     try:
-        records, next_cursor = deps.log.list_active(
-            tenant, package, zone=tier, tag=tag, limit=limit, cursor=cursor
-        )
+        records, next_cursor = deps.log.rows.list_active(ref, zone=tier, tag=tag, limit=limit, cursor=cursor)
     except CorruptStore:
         return {"advisory": ADVISORY, "corrupt": True, "records": [], "nextCursor": None}
     except ValueError:
@@ -43,6 +44,6 @@ def recall(
     return {
         "advisory": ADVISORY,
         "corrupt": False,
-        "records": [r["record"] for r in records],
+        "records": [r.record for r in records],
         "nextCursor": next_cursor,
     }
