@@ -171,3 +171,78 @@ def test_writers_racing_for_one_empty_slot_leave_one_survivor(endpoint: str) -> 
     assert [r.id for r in rows] == ["same-0"]  # one row per slot; the smallest id survives
     result = verify_package(store, REF, PUBLISHER)
     assert result.status == "ok", str(result.to_dict())
+
+
+def test_an_upload_racing_a_forget_never_brings_the_knowledge_back(endpoint: str) -> None:
+    """Issue 11's race: a copy of a memory under a new id (plus filler) uploaded while the memory is
+    forgotten. Whichever commit wins, the forgotten text is absent afterwards and the log verifies:
+    the tombstone check runs under the writer's lease, and forget erases every row of the knowledge.
+    Moving the check out of the commit (before the merge) lets the copy land after the forget."""
+    import json
+
+    from acx.adapters.jobs import JobStore
+    from acx.adapters.objects import ObjectStore
+    from acx.core.package import PackageRef
+    from acx.usecases.deps import Deps
+    from acx.usecases.errors import ServiceError
+    from acx.usecases.forget import forget
+    from acx.usecases.ingest import ingest_bundle
+
+    settings = Settings.model_validate({})
+    create_tables(client(endpoint), settings)
+    s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=endpoint)
+    s3.create_bucket(Bucket=settings.data_bucket)
+    signer = LocalEd25519Signer()
+    marker = "Wombat-freeze-lesson-8812"
+    memory = {**record(0), "id": "orig", "summary": f"{marker}: hold the deploy while the index rebuilds"}
+
+    def make_deps() -> Deps:
+        data = ObjectStore(s3, settings.data_bucket)
+        jobs = JobStore(client(endpoint), settings.jobs_table)
+        return Deps(settings, log_store(client(endpoint), settings, signer), data, data, data, jobs, signer)
+
+    def body(records: list[dict[str, Any]]) -> bytes:
+        return json.dumps({"schemaVersion": "acx.memory-bundle/1", "records": records}).encode()
+
+    outcomes: list[str] = []
+    for rnd in range(6):
+        package = f"race-{rnd}"
+        seed = make_deps()
+        ingest_bundle(seed, "t1", package, "seed", body([memory]))
+        copy_ = {**memory, "id": f"copy-{rnd}", "tags": ["other"], "xpAwarded": 7}
+        filler = [{**record(100 + i), "id": f"fill-{rnd}-{i}"} for i in range(150)]
+        barrier = threading.Barrier(2)
+        errors: list[BaseException] = []
+        result: dict[str, str] = {}
+
+        def upload(
+            copy_: dict[str, Any] = copy_, filler: list[dict[str, Any]] = filler, package: str = package
+        ) -> None:
+            deps = make_deps()
+            barrier.wait()
+            try:
+                ingest_bundle(deps, "t1", package, "uploader", body([*filler, copy_]))
+                result["upload"] = "landed"
+            except ServiceError as exc:
+                result["upload"] = f"refused {exc.status}"
+            except BaseException as exc:
+                errors.append(exc)
+
+        def forget_it(package: str = package) -> None:
+            deps = make_deps()
+            barrier.wait()
+            try:
+                forget(deps, "t1", package, "operator", record_id="orig")
+            except BaseException as exc:
+                errors.append(exc)
+
+        run_all(lambda w: (upload if w == 0 else forget_it)(), 2)
+        assert not errors, errors
+        outcomes.append(result.get("upload", "?"))
+        store = make_deps().log
+        ref = PackageRef("t1", package)
+        live = [r.record for r in store.rows.iter_active(ref)]
+        assert not any(marker in (r or {}).get("summary", "") for r in live), (rnd, result)
+        verdict = verify_package(store, ref, PUBLISHER)
+        assert verdict.status == "ok", verdict.to_dict()
+    assert all(o in ("landed", "refused 409") for o in outcomes), outcomes

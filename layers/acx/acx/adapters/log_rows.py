@@ -43,6 +43,14 @@ class Tombstones:
     files: tuple[str, ...] = ()
     sketches: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (knowledge key, sketch)
 
+    @classmethod
+    def union(cls, parts: Sequence[Tombstones]) -> Tombstones:
+        def merged(name: str) -> tuple[Any, ...]:
+            return tuple(dict.fromkeys(x for p in parts for x in getattr(p, name)))
+
+        sketches = tuple({kk: sk for p in parts for kk, sk in p.sketches}.items())
+        return cls(merged("knowledge"), merged("ids"), merged("files"), sketches)
+
 
 def _hex(value: Any) -> str:
     return bytes(value).hex()

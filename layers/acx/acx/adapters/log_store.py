@@ -397,9 +397,8 @@ class LogStore:
                 op = (entries[0].seq, entries[-1].seq)
                 for v, e in zip(victims, entries, strict=True):
                     out += self.rows.erase_requests(ref, v, e, op)
-                for s in stones:
-                    out += self.rows.tombstone_requests(ref, s, entries[0].seq)
-                return out
+                out += self.rows.tombstone_requests(ref, Tombstones.union(stones), entries[0].seq)
+                return _unique(out)  # one BatchWriteItem may not name a key twice
 
             return Prepared(specs, requests)
 
@@ -467,7 +466,8 @@ class LogStore:
             return Prepared([spec], requests)
 
         try:
-            return found["file"], self._commit(ref, actor, prepare_)[0]
+            plan = self._commit(ref, actor, prepare_)[0]
+            return found["file"], plan
         except _Repeat:
             return found["file"], None
 
@@ -489,6 +489,19 @@ class LogStore:
             ref, actor, lambda head: Prepared([spec], lambda entries: []), admin_op=True
         )
         return AppendResult(plan.first_seq, plan.size - 1, plan.size, text)
+
+
+def _unique(requests: list[Request]) -> list[Request]:
+    """The requests with each item key once (the first request for a key wins)."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for table, req in requests:
+        item = req["PutRequest"]["Item"] if "PutRequest" in req else req["DeleteRequest"]["Key"]
+        k = (table, item["pk"]["S"], item["sk"]["S"])
+        if k not in seen:
+            seen.add(k)
+            out.append((table, req))
+    return out
 
 
 class _Repeat(Exception):
