@@ -204,8 +204,7 @@ def test_an_upload_racing_a_forget_never_brings_the_knowledge_back(endpoint: str
     def body(records: list[dict[str, Any]]) -> bytes:
         return json.dumps({"schemaVersion": "acx.memory-bundle/1", "records": records}).encode()
 
-    outcomes: list[str] = []
-    for rnd in range(6):
+    def one_round(rnd: int) -> str:
         package = f"race-{rnd}"
         seed = make_deps()
         ingest_bundle(seed, "t1", package, "seed", body([memory]))
@@ -238,11 +237,13 @@ def test_an_upload_racing_a_forget_never_brings_the_knowledge_back(endpoint: str
 
         run_all(lambda w: (upload if w == 0 else forget_it)(), 2)
         assert not errors, errors
-        outcomes.append(result.get("upload", "?"))
         store = make_deps().log
         ref = PackageRef("t1", package)
         live = [r.record for r in store.rows.iter_active(ref)]
         assert not any(marker in (r or {}).get("summary", "") for r in live), (rnd, result)
         verdict = verify_package(store, ref, PUBLISHER)
         assert verdict.status == "ok", verdict.to_dict()
+        return result.get("upload", "?")
+
+    outcomes = [one_round(rnd) for rnd in range(6)]
     assert all(o in ("landed", "refused 409") for o in outcomes), outcomes

@@ -509,7 +509,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
         log = out.get("log") or {}
         revoked = out.get("revokedCartridges") or []
         say(
-            f"forgotten {json.dumps(out.get('forgotten', out.get('forgottenFile')))}; log seq {log.get('fromSeq')}..{log.get('toSeq')}"
+            f"forgotten {json.dumps(out.get('forgotten', out.get('forgottenFile')))}; "
+            f"log seq {log.get('fromSeq')}..{log.get('toSeq')}"
             + (f"; revoked cartridges: {', '.join(map(str, revoked))}" if revoked else "")
         )
     return EXIT_OK
