@@ -71,7 +71,7 @@ def normalise(text: str) -> str:
 
 
 def _mac(keyer: Keyer, label: str, data: bytes) -> str:
-    return hmac.new(keyer.key(), label.encode() + b"\x00" + data, hashlib.sha256).hexdigest()
+    return hmac.digest(keyer.key(), label.encode() + b"\x00" + data, "sha256").hex()
 
 
 def knowledge_text(title: object, summary: object) -> str:
@@ -105,21 +105,37 @@ def shingles(text: str) -> list[str]:
     return [f"{a} {b}" for a, b in itertools.pairwise(words)]
 
 
-def sketch(keyer: Keyer, text: str) -> tuple[int, ...] | None:
-    """One-permutation MinHash with rotation densification over keyed 64-bit bigram hashes.
+_MUL1, _MUL2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9
 
-    One keyed hash per shingle (O(n + bins)), then the minimum per bin; an empty bin borrows the next
-    non-empty bin's value (rotated), so two sketches stay comparable bin by bin. None when the text
-    has fewer than ``MIN_SHINGLES`` shingles (matched exactly only).
+
+def sketch(keyer: Keyer, text: str) -> tuple[int, ...] | None:
+    """One-permutation MinHash with rotation densification over keyed 64-bit word-pair hashes.
+
+    Each distinct word gets one keyed BLAKE2b hash; a word pair's hash mixes its two words' hashes
+    (splitmix64 finaliser), so the cost is one keyed hash per distinct word plus a few integer steps
+    per pair, O(n + bins). The minimum per bin is kept; an empty bin borrows the next non-empty bin's
+    value (rotated), so two sketches stay comparable bin by bin. None when the text has fewer than
+    ``MIN_SHINGLES`` distinct word pairs (matched exactly only).
     """
-    grams = shingles(text)
-    if len(set(grams)) < MIN_SHINGLES:
+    words = _WORD.findall(text)
+    if len(words) < 2:
         return None
-    key = keyer.key()[:64]
+    base = hashlib.blake2b(digest_size=8, key=keyer.key()[:64])
+    hw: dict[str, int] = {}
+    for w in words:
+        if w not in hw:
+            h = base.copy()
+            h.update(w.encode())
+            hw[w] = int.from_bytes(h.digest(), "big")
+    pairs = {(hw[a] * _MUL1 + hw[b]) & _MASK64 for a, b in itertools.pairwise(words)}
+    if len(pairs) < MIN_SHINGLES:
+        return None
     bins = [_MASK64] * SKETCH_BINS
-    for g in set(grams):
-        h = int.from_bytes(hashlib.blake2b(g.encode(), digest_size=8, key=key).digest(), "big")
-        b, v = h % SKETCH_BINS, h // SKETCH_BINS
+    for x in pairs:
+        x ^= x >> 30
+        x = (x * _MUL2) & _MASK64
+        x ^= x >> 31
+        b, v = x % SKETCH_BINS, x // SKETCH_BINS
         if v < bins[b]:
             bins[b] = v
     if _MASK64 in bins:
@@ -129,7 +145,7 @@ def sketch(keyer: Keyer, text: str) -> tuple[int, ...] | None:
                 for step in range(1, SKETCH_BINS):
                     j = (i + step) % SKETCH_BINS
                     if bins[j] != _MASK64:
-                        filled[i] = (bins[j] + step * 0x9E3779B97F4A7C15) & _MASK64
+                        filled[i] = (bins[j] + step * _MUL1) & _MASK64
                         break
         bins = filled
     return tuple(bins)
@@ -203,15 +219,9 @@ def probes(keyer: Keyer, records: Iterable[dict[str, object]], near: NearPolicy)
     out = []
     for i, r in enumerate(records):
         rid = str(r.get("id"))
-        out.append(
-            Probe(
-                i,
-                rid,
-                knowledge_key(keyer, r.get("title"), r.get("summary")),
-                id_key(keyer, rid),
-                record_sketch(keyer, r.get("title"), r.get("summary")) if near.enabled else None,
-            )
-        )
+        text = knowledge_text(r.get("title"), r.get("summary"))  # normalised once for both rules
+        kk = _mac(keyer, "knowledge/v1", text.encode())
+        out.append(Probe(i, rid, kk, id_key(keyer, rid), sketch(keyer, text) if near.enabled else None))
     return out
 
 
