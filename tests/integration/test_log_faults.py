@@ -151,3 +151,51 @@ def test_a_writer_that_lost_its_lease_stops_before_the_next_batch(
     ingest(store, [make_record(i) for i in range(30)], write_of)
     result = verify_package(store, REF, PUBLISHER)
     assert result.status == "ok" and len(list(store.rows.iter_active(REF))) == 30
+
+
+def _client_error(code: str, **extra: Any) -> Any:
+    from botocore.exceptions import ClientError
+
+    return ClientError({"Error": {"Code": code, "Message": code}, **extra}, "Op")
+
+
+def test_a_transaction_conflict_on_a_lease_update_is_retried(
+    store: LogStore, make_record: Any, write_of: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DynamoDB fails a plain UpdateItem on an item inside an in-flight transaction with
+    TransactionConflictException, which botocore does not retry; the lease calls must."""
+    real = store.db.update_item
+    failures = {"left": 3}
+
+    def flaky(**kw: Any) -> Any:
+        if failures["left"]:
+            failures["left"] -= 1
+            raise _client_error("TransactionConflictException")
+        return real(**kw)
+
+    monkeypatch.setattr(store.db, "update_item", flaky)
+    result = store.append(REF, "agent", [write_of(make_record(1))])
+    assert result.size == 1 and failures["left"] == 0
+    assert store.head(REF).lock_owner is None  # released, despite the conflicts
+    assert verify_package(store, REF, PUBLISHER).status == "ok"
+
+
+def test_a_cancellation_that_retrying_cannot_mend_fails_at_once(
+    store: LogStore, make_record: Any, write_of: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acx.adapters.log_store import StoreRefused
+
+    calls = {"n": 0}
+
+    def refuse(**kw: Any) -> Any:
+        calls["n"] += 1
+        raise _client_error(
+            "TransactionCanceledException",
+            CancellationReasons=[{"Code": "None"}, {"Code": "ValidationError", "Message": "too big"}],
+        )
+
+    monkeypatch.setattr(store.db, "transact_write_items", refuse)
+    with pytest.raises(StoreRefused, match="ValidationError"):
+        store.append(REF, "agent", [write_of(make_record(1))])
+    assert calls["n"] == 1  # not retried as contention for a minute
+    assert store.head(REF).lock_owner is None and store.head(REF).size == 0

@@ -208,3 +208,22 @@ def test_a_writer_that_read_the_head_before_a_lock_cannot_claim_a_seq_after_it(
     assert verify_package(store, REF, PUBLISHER).status == "ok"
     store.set_admin_lock(REF, "operator", False, "cd" * 32)
     assert store.append(REF, "agent", [write_of(make_record(1))]).size == 4
+
+
+def test_receipt_items_stay_under_400_kb_whatever_the_paths(store: LogStore, settings: Any) -> None:
+    """AWS refuses items over 400 KB; moto does not. 600 files with 1,000-character paths would make
+    one 600 KB receipt item if receipts were cut by count only."""
+    from acx.adapters.log_receipts import MAX_RECEIPT_BYTES
+
+    long_dir = "/".join(["d" * 60] * 16)[:990]
+    files = [FileWrite(f"{long_dir}/f{i:04d}.md", f"# {i}") for i in range(600)]
+    result = store.append(REF, "agent", [], files=files)
+    assert result.size == 600
+    items = store.db.query(
+        TableName=settings.receipts_table,
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": REF.pk}},
+    )["Items"]
+    assert len(items) >= 2
+    assert all(len(repr(item).encode()) < MAX_RECEIPT_BYTES * 1.2 for item in items)
+    assert verify_package(store, REF, PUBLISHER).status == "ok"

@@ -18,10 +18,28 @@ from acx.core import merkle
 from acx.core.package import PackageRef
 
 MAX_ENTRIES_PER_RECEIPT = 1500  # ~120 B per entry -> ~180 KB per receipt item
+MAX_RECEIPT_BYTES = 300_000  # under DynamoDB's 400 KB item limit, whatever the row keys' lengths
+ENTRY_OVERHEAD = 160  # bytes of one encoded entry besides its row key (names, hashes, numbers)
 
 
 class NotFound(Exception):
     """No such record, file or log range (the use cases answer 404)."""
+
+
+def _parts(entries: Sequence[logcore.Entry]) -> list[Sequence[logcore.Entry]]:
+    """Consecutive runs of entries that each fit one receipt item (count and bytes bounded): a file
+    path may be 1,024 characters, so a count alone does not bound the item size."""
+    parts: list[Sequence[logcore.Entry]] = []
+    start, size = 0, 0
+    for i, e in enumerate(entries):
+        cost = ENTRY_OVERHEAD + len((e.key or "").encode())
+        if i > start and (i - start >= MAX_ENTRIES_PER_RECEIPT or size + cost > MAX_RECEIPT_BYTES):
+            parts.append(entries[start:i])
+            start, size = i, 0
+        size += cost
+    if entries:
+        parts.append(entries[start:])
+    return parts
 
 
 def encode_entry(entry: logcore.Entry) -> dict[str, Any]:
@@ -76,8 +94,7 @@ class ReceiptStore:
     ) -> list[dict[str, Any]]:
         """TransactWriteItems members putting the operation's receipt items (never overwriting)."""
         items = []
-        for i in range(0, len(entries), MAX_ENTRIES_PER_RECEIPT):
-            part = entries[i : i + MAX_ENTRIES_PER_RECEIPT]
+        for part in _parts(entries):
             item = {
                 "pk": ref.pk,
                 "sk": pad(part[0].seq),
