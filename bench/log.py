@@ -109,6 +109,7 @@ def _setup() -> tuple[Any, Any, Any]:
 
     from acx.adapters.log_store import LogStore
     from acx.config import Settings
+    from acx.core.checkpoint import NoteSigner
     from acx.core.signing import LocalEd25519Signer
     from acx.local.resources import create_tables_named
 
@@ -120,22 +121,26 @@ def _setup() -> tuple[Any, Any, Any]:
         "HEADS_TABLE": settings.heads_table,
     }
     create_tables_named(client, tables)  # as template.yaml declares them
-    return client, settings, LogStore(client, settings, LocalEd25519Signer(), "acx-bench")
+    notes = NoteSigner("acx-bench", LocalEd25519Signer())
+    return client, settings, LogStore(client, settings, notes.sign, notes.verifier_key)
 
 
 def _ingest(store: Any, package: str, records: list[dict[str, Any]]) -> None:
     from acx.core.canonical import sha256_hex
+    from acx.core.package import PackageRef
+    from acx.core.rows import RecordWrite
 
-    writes = [{"record": r, "slot": sha256_hex({"s": r["summary"], "t": r["title"]})} for r in records]
+    ref = PackageRef("t", package)
+    writes = [RecordWrite(r, sha256_hex({"s": r["summary"], "t": r["title"]})) for r in records]
     # As ingest does: look up ids and slots, and have the claim check both (no slot filled twice).
-    by_id, _, pointers = store.lookup("t", package, {r["id"] for r in records}, {w["slot"] for w in writes})
-    expected = {r["id"]: (by_id[r["id"]]["seq"] if r["id"] in by_id else None) for r in records}
-    store.append("t", package, "bench", writes, expected=expected, expected_slots=pointers)
+    found = store.rows.lookup(ref, {r["id"] for r in records}, {w.slot for w in writes})
+    expected = found.seen_seqs({r["id"] for r in records})
+    store.append(ref, "bench", writes, expected=expected, expected_slots=found.pointers)
 
 
 def _seed_head(client: Any, settings: Any, package: str, size: int) -> None:
     """A package of ``size`` entries in the real head format (compact range), built directly."""
-    from acx.adapters.log_store import to_item
+    from acx.adapters.dynamo import to_item
     from acx.core import merkle
 
     rng = merkle.CompactRange()
@@ -154,36 +159,35 @@ def _seed_head(client: Any, settings: Any, package: str, size: int) -> None:
 class _Prefetched:
     """The store's data held in memory, to time the verifier's own work without moto's Query cost."""
 
-    def __init__(self, store: Any, tenant: str, package: str) -> None:
-        self.settings = store.settings
+    def __init__(self, store: Any, ref: Any) -> None:
         self._vkey = store.verifier_key()
-        self._entries = list(store.entries(tenant, package))
-        self._rows = {p: list(store.iter_rows(tenant, package, p)) for p in ("r#", "f#")}
-        self._head = store.head(tenant, package)
-        self._cp = store.latest_checkpoint(tenant, package)
+        self._entries = list(store.entries(ref))
+        self._rows = list(store.all_rows(ref))
+        self._head = store.log_head(ref)
+        self._cp = store.latest_checkpoint(ref)
 
-    def head(self, tenant: str, package: str) -> dict[str, Any]:
+    def log_head(self, ref: Any) -> Any:
         return self._head
 
-    def entries(self, tenant: str, package: str, start: int = 0, end: int | None = None) -> Any:
-        return iter([e for e in self._entries if e["seq"] >= start and (end is None or e["seq"] < end)])
+    def entries(self, ref: Any, start: int = 0, end: int | None = None) -> Any:
+        return iter([e for e in self._entries if e.seq >= start and (end is None or e.seq < end)])
 
-    def iter_rows(self, tenant: str, package: str, prefix: str = "r#") -> Any:
-        return iter(self._rows[prefix])
+    def all_rows(self, ref: Any) -> Any:
+        return iter(self._rows)
 
-    def get_rows(self, tenant: str, package: str, keys: Any) -> dict[str, dict[str, Any]]:
-        return {}
+    def rows_by_key(self, ref: Any, keys: Any) -> list[Any]:
+        return []
 
-    def latest_checkpoint(self, tenant: str, package: str) -> str | None:
+    def latest_checkpoint(self, ref: Any) -> str | None:
         return self._cp
 
     def verifier_key(self) -> str:
         return self._vkey
 
-    def get_witness(self, tenant: str, package: str) -> dict[str, Any] | None:
+    def witness(self, ref: Any) -> dict[str, Any] | None:
         return None
 
-    def put_witness(self, tenant: str, package: str, state: dict[str, Any]) -> bool:
+    def put_witness(self, ref: Any, state: dict[str, Any]) -> bool:
         return True
 
     def packages(self) -> Any:
@@ -194,6 +198,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     from moto import mock_aws
 
     from acx.core.canonical import dumps
+    from acx.core.package import PackageRef
     from acx.usecases.verify import verify_package
 
     rows: list[dict[str, Any]] = []
@@ -257,16 +262,17 @@ def run(quick: bool) -> list[dict[str, Any]]:
         )
 
         meter.reset()
+        ref = PackageRef("t", "ingest")
         started = time.perf_counter()
-        result = verify_package(store, "t", "ingest", update_witness=False)
+        result = verify_package(store, ref, settings.publisher_id, update_witness=False)
         elapsed = time.perf_counter() - started
         assert result.status == "ok", result.to_dict()
-        cached = _Prefetched(store, "t", "ingest")
+        cached = _Prefetched(store, ref)
         started = time.perf_counter()
-        assert verify_package(cached, "t", "ingest").status == "ok"
+        assert verify_package(cached, ref, settings.publisher_id).status == "ok"
         compute = time.perf_counter() - started
-        entries = list(store.entries("t", "ingest"))
-        blobs = [dumps({"prevHash": e["prevHash"], **e["payload"]}) for e in entries]
+        entries = list(store.entries(ref))
+        blobs = [dumps({"prevHash": e.prev_hash, **e.payload}) for e in entries]
         started = time.perf_counter()
         for b in blobs:
             hashlib.sha256(b).digest()

@@ -89,7 +89,7 @@ def get_packages(limit: Limit = c.LIST_DEFAULT_LIMIT, cursor: Cursor = None) -> 
 
 
 @app.post("/v1/packages/<pkg>/bundles")
-def post_bundle(pkg: PkgPath):
+def post_bundle(pkg: PkgPath, onForgotten: Annotated[str, Query(pattern=r"^(refuse|skip)$")] = "refuse"):
     from acx.usecases.ingest import ingest_bundle
 
     principal = _caller(c.SCOPE_WRITE, pkg)
@@ -108,13 +108,16 @@ def post_bundle(pkg: PkgPath):
                 "tenant": principal.tenant,
                 "package": pkg,
                 "idempotencyKey": key,
-                "bodySha256": hashlib.sha256(body).hexdigest(),
+                "bodySha256": hashlib.sha256(body).hexdigest() + ("" if onForgotten == "refuse" else "+skip"),
                 "actor": principal.actor,
+                "onForgotten": onForgotten,
             },
             body=body,
         )
     else:
-        summary = ingest_bundle(_deps(), principal.tenant, pkg, principal.actor, body).to_dict()
+        summary = ingest_bundle(
+            _deps(), principal.tenant, pkg, principal.actor, body, on_forgotten=onForgotten
+        ).to_dict()
     metrics.add_metric(name="RecordsIngested", unit=MetricUnit.Count, value=summary["accepted"])
     metrics.add_metric(name="RecordsMerged", unit=MetricUnit.Count, value=summary["merged"])
     logger.info(
@@ -159,7 +162,12 @@ def _idempotent_ingest(request: dict[str, Any], body: bytes) -> dict[str, Any]:
             from acx.usecases.ingest import ingest_bundle
 
             return ingest_bundle(
-                _deps(), request["tenant"], request["package"], request["actor"], body
+                _deps(),
+                request["tenant"],
+                request["package"],
+                request["actor"],
+                body,
+                on_forgotten=request.get("onForgotten", "refuse"),
             ).to_dict()
 
         fn = _IDEMPOTENT["fn"] = run
@@ -280,6 +288,51 @@ def delete_memory_by_hash(
 
     principal = _caller("memory:forget", pkg)
     return forget(_deps(), principal.tenant, pkg, principal.actor, content_hash=contentHash)
+
+
+FileSegment = Annotated[str, Path(min_length=1, max_length=1024)]
+
+
+def _forget_file(pkg: str, path: str | None, content_hash: str | None) -> dict[str, Any]:
+    from urllib.parse import unquote
+
+    from acx.usecases.forget import forget_file
+
+    principal = _caller("memory:forget", pkg)
+    result = forget_file(
+        _deps(),
+        principal.tenant,
+        pkg,
+        principal.actor,
+        path=unquote(path) if path is not None else None,
+        content_hash=content_hash,
+    )
+    metrics.add_metric(name="FilesForgotten", unit=MetricUnit.Count, value=0 if result["repeated"] else 1)
+    return result
+
+
+# A file path has at most three segments (knowledge/<name>.md, <name>.md, skills/<name>/SKILL.md);
+# an URL-encoded path (knowledge%2Fa.md) arrives as one segment.
+@app.delete("/v1/packages/<pkg>/files/<a>")
+def delete_file(pkg: PkgPath, a: FileSegment) -> dict[str, Any]:
+    return _forget_file(pkg, a, None)
+
+
+@app.delete("/v1/packages/<pkg>/files/<a>/<b>")
+def delete_file2(pkg: PkgPath, a: FileSegment, b: FileSegment) -> dict[str, Any]:
+    return _forget_file(pkg, f"{a}/{b}", None)
+
+
+@app.delete("/v1/packages/<pkg>/files/<a>/<b>/<c>")
+def delete_file3(pkg: PkgPath, a: FileSegment, b: FileSegment, c: FileSegment) -> dict[str, Any]:
+    return _forget_file(pkg, f"{a}/{b}/{c}", None)
+
+
+@app.delete("/v1/packages/<pkg>/files")
+def delete_file_by_hash(
+    pkg: PkgPath, contentHash: Annotated[str, Query(pattern=r"^[0-9a-f]{64}$")]
+) -> dict[str, Any]:
+    return _forget_file(pkg, None, contentHash)
 
 
 @app.post("/v1/packages/<pkg>/cartridges")

@@ -11,8 +11,20 @@ from moto import mock_aws
 
 from acx.adapters.log_store import LogStore
 from acx.config import Settings
+from acx.core.checkpoint import NoteSigner
+from acx.core.package import PackageRef
+from acx.core.rows import RecordWrite
 from acx.core.signing import LocalEd25519Signer
 from acx.local.resources import create_tables_named
+
+REF = PackageRef("t1", "pkg")
+PUBLISHER = "dev.acx.local"
+
+
+def log_store(client: Any, settings: Settings, signer: LocalEd25519Signer, **kwargs: Any) -> LogStore:
+    """A log store signing checkpoints as the tests' log key."""
+    notes = NoteSigner("acx-test-log", signer)
+    return LogStore(client, settings, notes.sign, notes.verifier_key, **kwargs)
 
 
 def create_tables(dynamodb_client: Any, settings: Settings) -> None:
@@ -62,7 +74,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def store(ddb: Any, settings: Settings, signer: LocalEd25519Signer, clock: FakeClock) -> LogStore:
-    return LogStore(ddb, settings, signer, "acx-test-log", clock=clock, sleep=clock.sleep)
+    return log_store(ddb, settings, signer, clock=clock, sleep=clock.sleep)
 
 
 def _make_record(i: int, text: str = "", portable: bool = True) -> dict[str, Any]:
@@ -79,10 +91,10 @@ def _make_record(i: int, text: str = "", portable: bool = True) -> dict[str, Any
     }
 
 
-def _write_of(record: dict[str, Any]) -> dict[str, Any]:
+def _write_of(record: dict[str, Any]) -> RecordWrite:
     from acx.core.canonical import sha256_hex
 
-    return {"record": record, "slot": sha256_hex({"slotOf": record["summary"], "id": record["id"]})}
+    return RecordWrite(record, sha256_hex({"slotOf": record["summary"], "id": record["id"]}))
 
 
 @pytest.fixture(name="make_record")

@@ -106,6 +106,7 @@ def test_lock_refuses_every_write_with_423_and_reads_keep_working(svc: Service) 
 
 
 def test_lock_and_unlock_are_idempotent_and_receipted_with_hashes_only(svc: Service) -> None:
+    from acx.core.package import PackageRef
     from acx.usecases.deps import deps
     from acx.usecases.verify import verify_all, verify_package
 
@@ -123,17 +124,18 @@ def test_lock_and_unlock_are_idempotent_and_receipted_with_hashes_only(svc: Serv
     assert status == 200 and body["changed"] is False and body["locked"] is False
     assert log_size(svc) == 4
 
-    entries = list(deps().log.entries("acme", PKG))
-    assert [e["payload"]["operation"] for e in entries] == ["remember", "remember", "lock", "unlock"]
+    ref, pub = PackageRef("acme", PKG), deps().settings.publisher_id
+    entries = list(deps().log.entries(ref))
+    assert [e.payload["operation"] for e in entries] == ["remember", "remember", "lock", "unlock"]
     for e in entries[2:]:
-        assert e["payload"]["tier"] == "package" and e["key"] is None and "covers" not in e["payload"]
+        assert e.payload["tier"] == "package" and e.key is None and "covers" not in e.payload
     # full, then incremental verification (the witness sits after the lock entries)
-    assert verify_package(deps().log, "acme", PKG).status == "ok"
+    assert verify_package(deps().log, ref, pub).status == "ok"
     assert svc.call("POST", f"/v1/packages/{PKG}/lock", scopes=["admin"])[0] == 200
-    result = verify_package(deps().log, "acme", PKG, incremental=True)
+    result = verify_package(deps().log, ref, pub, incremental=True)
     assert result.status == "ok" and result.incremental and result.checked == 1, result.to_dict()
     # the scheduled verifier (every package) agrees
-    assert all(r.status == "ok" for r in verify_all(deps().log))
+    assert all(r.status == "ok" for r in verify_all(deps().log, pub))
 
 
 def test_pending_upload_is_rejected_at_ingest_with_the_423_reason(svc: Service) -> None:

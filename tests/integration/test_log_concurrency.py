@@ -12,11 +12,18 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from acx.adapters.log_store import Conflict, LogStore
+from acx.adapters.log_store import Conflict
 from acx.config import Settings
 from acx.core.signing import LocalEd25519Signer
 from acx.usecases.verify import verify_package
-from tests.integration.conftest import _make_record, _write_of, create_tables  # type: ignore[import-not-found]
+from tests.integration.conftest import (  # type: ignore[import-not-found]
+    PUBLISHER,
+    REF,
+    _make_record,
+    _write_of,
+    create_tables,
+    log_store,
+)
 from tests.unit.test_bundle import record
 
 
@@ -85,21 +92,19 @@ def test_eight_writers_one_package(endpoint: str) -> None:
     errors: list[BaseException] = []
 
     def worker(w: int) -> None:
-        store = LogStore(client(endpoint), settings, signer, "acx-test-log")
+        store = log_store(client(endpoint), settings, signer)
         try:
             for op in range(2):
                 recs = [_make_record(w * 100 + op * 10 + i) for i in range(2)]
                 # one record every writer touches: the merge race the lease + expected checks guard
                 shared = {**_make_record(99999), "xpAwarded": w * 10 + op}
                 for _ in range(50):
-                    by_id, _, _ = store.lookup("t1", "pkg", {r["id"] for r in [*recs, shared]}, set())
+                    by_id = store.rows.lookup(REF, {r["id"] for r in [*recs, shared]}, set()).by_id
                     expected = {
-                        r["id"]: by_id[r["id"]]["seq"] if r["id"] in by_id else None for r in [*recs, shared]
+                        r["id"]: by_id[r["id"]].seq if r["id"] in by_id else None for r in [*recs, shared]
                     }
                     try:
-                        store.append(
-                            "t1", "pkg", f"w{w}", [_write_of(r) for r in [*recs, shared]], expected=expected
-                        )
+                        store.append(REF, f"w{w}", [_write_of(r) for r in [*recs, shared]], expected=expected)
                         break
                     except Conflict:
                         continue
@@ -113,14 +118,14 @@ def test_eight_writers_one_package(endpoint: str) -> None:
 
     run_all(worker, 8)
     assert not errors, errors
-    store = LogStore(client(endpoint), settings, signer, "acx-test-log")
-    entries = list(store.entries("t1", "pkg"))
-    assert [e["seq"] for e in entries] == list(range(8 * 2 * 3))  # contiguous, no fork, no gap
-    rows = {r["id"]: r for r in store.iter_active("t1", "pkg")}
+    store = log_store(client(endpoint), settings, signer)
+    entries = list(store.entries(REF))
+    assert [e.seq for e in entries] == list(range(8 * 2 * 3))  # contiguous, no fork, no gap
+    rows = {r.id: r for r in store.rows.iter_active(REF)}
     for rid, rec in acked.items():
-        assert rows[rid]["record"] == rec
+        assert rows[rid].record == rec
     assert len(rows) == len(acked) + 1
-    result = verify_package(store, "t1", "pkg")
+    result = verify_package(store, REF, PUBLISHER)
     assert result.status == "ok", str(result.to_dict())
     assert result.orphans == []
 
@@ -147,7 +152,7 @@ def test_writers_racing_for_one_empty_slot_leave_one_survivor(endpoint: str) -> 
     errors: list[BaseException] = []
 
     def worker(w: int) -> None:
-        store = LogStore(client(endpoint), settings, signer, "acx-test-log")
+        store = log_store(client(endpoint), settings, signer)
         data = ObjectStore(s3, settings.data_bucket)
         deps = Deps(settings, store, data, data, data, None, signer)  # type: ignore[arg-type]
         body = json.dumps(
@@ -161,8 +166,84 @@ def test_writers_racing_for_one_empty_slot_leave_one_survivor(endpoint: str) -> 
 
     run_all(worker, 6)
     assert not errors, errors
-    store = LogStore(client(endpoint), settings, signer, "acx-test-log")
-    rows = list(store.iter_active("t1", "pkg"))
-    assert [r["id"] for r in rows] == ["same-0"]  # one row per slot; the smallest id survives
-    result = verify_package(store, "t1", "pkg")
+    store = log_store(client(endpoint), settings, signer)
+    rows = list(store.rows.iter_active(REF))
+    assert [r.id for r in rows] == ["same-0"]  # one row per slot; the smallest id survives
+    result = verify_package(store, REF, PUBLISHER)
     assert result.status == "ok", str(result.to_dict())
+
+
+def test_an_upload_racing_a_forget_never_brings_the_knowledge_back(endpoint: str) -> None:
+    """Issue 11's race: a copy of a memory under a new id (plus filler) uploaded while the memory is
+    forgotten. Whichever commit wins, the forgotten text is absent afterwards and the log verifies:
+    the tombstone check runs under the writer's lease, and forget erases every row of the knowledge.
+    Moving the check out of the commit (before the merge) lets the copy land after the forget."""
+    import json
+
+    from acx.adapters.jobs import JobStore
+    from acx.adapters.objects import ObjectStore
+    from acx.core.package import PackageRef
+    from acx.usecases.deps import Deps
+    from acx.usecases.errors import ServiceError
+    from acx.usecases.forget import forget
+    from acx.usecases.ingest import ingest_bundle
+
+    settings = Settings.model_validate({})
+    create_tables(client(endpoint), settings)
+    s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=endpoint)
+    s3.create_bucket(Bucket=settings.data_bucket)
+    signer = LocalEd25519Signer()
+    marker = "Wombat-freeze-lesson-8812"
+    memory = {**record(0), "id": "orig", "summary": f"{marker}: hold the deploy while the index rebuilds"}
+
+    def make_deps() -> Deps:
+        data = ObjectStore(s3, settings.data_bucket)
+        jobs = JobStore(client(endpoint), settings.jobs_table)
+        return Deps(settings, log_store(client(endpoint), settings, signer), data, data, data, jobs, signer)
+
+    def body(records: list[dict[str, Any]]) -> bytes:
+        return json.dumps({"schemaVersion": "acx.memory-bundle/1", "records": records}).encode()
+
+    def one_round(rnd: int) -> str:
+        package = f"race-{rnd}"
+        seed = make_deps()
+        ingest_bundle(seed, "t1", package, "seed", body([memory]))
+        copy_ = {**memory, "id": f"copy-{rnd}", "tags": ["other"], "xpAwarded": 7}
+        filler = [{**record(100 + i), "id": f"fill-{rnd}-{i}"} for i in range(150)]
+        barrier = threading.Barrier(2)
+        errors: list[BaseException] = []
+        result: dict[str, str] = {}
+
+        def upload(
+            copy_: dict[str, Any] = copy_, filler: list[dict[str, Any]] = filler, package: str = package
+        ) -> None:
+            deps = make_deps()
+            barrier.wait()
+            try:
+                ingest_bundle(deps, "t1", package, "uploader", body([*filler, copy_]))
+                result["upload"] = "landed"
+            except ServiceError as exc:
+                result["upload"] = f"refused {exc.status}"
+            except BaseException as exc:
+                errors.append(exc)
+
+        def forget_it(package: str = package) -> None:
+            deps = make_deps()
+            barrier.wait()
+            try:
+                forget(deps, "t1", package, "operator", record_id="orig")
+            except BaseException as exc:
+                errors.append(exc)
+
+        run_all(lambda w: (upload if w == 0 else forget_it)(), 2)
+        assert not errors, errors
+        store = make_deps().log
+        ref = PackageRef("t1", package)
+        live = [r.record for r in store.rows.iter_active(ref)]
+        assert not any(marker in (r or {}).get("summary", "") for r in live), (rnd, result)
+        verdict = verify_package(store, ref, PUBLISHER)
+        assert verdict.status == "ok", verdict.to_dict()
+        return result.get("upload", "?")
+
+    outcomes = [one_round(rnd) for rnd in range(6)]
+    assert all(o in ("landed", "refused 409") for o in outcomes), outcomes

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -10,31 +12,43 @@ from acx.adapters.log_store import Conflict, CorruptStore, LogStore, NotFound
 from acx.core import log as logcore
 from acx.core import merkle
 from acx.core.checkpoint import verify_checkpoint
+from acx.core.package import PackageRef
+from acx.core.rows import FileWrite
+from acx.usecases.logview import consistency_proof, inclusion_proof
 from acx.usecases.verify import verify_package
+from tests.integration.conftest import PUBLISHER, REF  # type: ignore[import-not-found]
+
+BIG = PackageRef("t1", "big")
+
+
+def raw_item(store: LogStore, sk: str) -> dict[str, Any]:
+    """The stored item itself, as DynamoDB holds it (what a reader of the table sees)."""
+    resp = store.db.get_item(TableName="acx-records", Key={"pk": {"S": REF.pk}, "sk": {"S": sk}})
+    return dict(resp["Item"])
 
 
 def test_append_chains_receipts_rows_and_signs(store: LogStore, make_record: Any, write_of: Any) -> None:
     recs = [make_record(i) for i in range(5)]
-    r1 = store.append("t1", "pkg", "agent", [write_of(r) for r in recs[:3]], files=[("rom/k.md", "# hi")])
+    r1 = store.append(REF, "agent", [write_of(r) for r in recs[:3]], files=[FileWrite("rom/k.md", "# hi")])
     assert (r1.from_seq, r1.to_seq, r1.size) == (0, 3, 4)
-    r2 = store.append("t1", "pkg", "agent", [write_of(r) for r in recs[3:]])
+    r2 = store.append(REF, "agent", [write_of(r) for r in recs[3:]])
     assert (r2.from_seq, r2.to_seq, r2.size) == (4, 5, 6)
-    entries = list(store.entries("t1", "pkg"))
-    assert [e["seq"] for e in entries] == list(range(6))
+    entries = list(store.entries(REF))
+    assert [e.seq for e in entries] == list(range(6))
     prev = logcore.GENESIS
     for e in entries:
-        assert e["prevHash"] == prev
-        assert logcore.entry_hash(prev, e["payload"]) == e["hash"]
-        prev = e["hash"]
-    assert entries[0]["payload"]["contentHash"] == logcore.content_hash(recs[0])
+        assert e.prev_hash == prev
+        assert logcore.entry_hash(prev, e.payload) == e.hash
+        prev = e.hash
+    assert entries[0].payload["contentHash"] == logcore.content_hash(recs[0])
     cp = verify_checkpoint(r2.checkpoint, store.verifier_key())
     assert cp.size == 6 and cp.chain_head == prev
-    assert cp.root == merkle.root([bytes.fromhex(e["hash"]) for e in entries])
-    assert store.latest_checkpoint("t1", "pkg") == r2.checkpoint
+    assert cp.root == merkle.root([bytes.fromhex(e.hash) for e in entries])
+    assert store.latest_checkpoint(REF) == r2.checkpoint
     assert cp.origin == "dev.acx.local/t1/pkg"
-    assert store.read_files("t1", "pkg") == [("rom/k.md", "# hi")]
-    assert store.package_exists("t1", "pkg") and not store.package_exists("t1", "other")
-    assert verify_package(store, "t1", "pkg").status == "ok"
+    assert store.rows.read_files(REF) == [("rom/k.md", "# hi")]
+    assert store.package_exists(REF) and not store.package_exists(PackageRef("t1", "other"))
+    assert verify_package(store, REF, PUBLISHER).status == "ok"
 
 
 def test_lookup_by_id_and_slot_and_expected_conflict(
@@ -42,73 +56,70 @@ def test_lookup_by_id_and_slot_and_expected_conflict(
 ) -> None:
     recs = [make_record(i) for i in range(3)]
     writes = [write_of(r) for r in recs]
-    store.append("t1", "pkg", "a", writes)
-    by_id, by_slot, _ = store.lookup("t1", "pkg", {"m-00000", "nope"}, {writes[2]["slot"], "zz"})
-    assert set(by_id) == {"m-00000"} and by_id["m-00000"]["record"] == recs[0]
-    assert set(by_slot) == {writes[2]["slot"]} and by_slot[writes[2]["slot"]]["id"] == "m-00002"
-    seen = by_id["m-00000"]["seq"]
+    store.append(REF, "a", writes)
+    found = store.rows.lookup(REF, {"m-00000", "nope"}, {writes[2].slot, "zz"})
+    by_id, by_slot = found.by_id, found.by_slot
+    assert set(by_id) == {"m-00000"} and by_id["m-00000"].record == recs[0]
+    assert set(by_slot) == {writes[2].slot} and by_slot[writes[2].slot].id == "m-00002"
+    seen = by_id["m-00000"].seq
     # another writer updates m-00000; an append based on the stale seq must fail before its receipt
     store.append(
-        "t1", "pkg", "b", [{**writes[0], "record": {**recs[0], "summary": "x"}}], expected={"m-00000": seen}
+        REF, "b", [replace(writes[0], record={**recs[0], "summary": "x"})], expected={"m-00000": seen}
     )
-    size = store.head("t1", "pkg")["size"]
+    size = store.head(REF).size
     with pytest.raises(Conflict):
         store.append(
-            "t1",
-            "pkg",
+            REF,
             "a",
-            [{**writes[0], "record": {**recs[0], "summary": "y"}}],
+            [replace(writes[0], record={**recs[0], "summary": "y"})],
             expected={"m-00000": seen},
         )
     with pytest.raises(Conflict):
-        store.append("t1", "pkg", "a", [write_of(recs[1])], expected={"m-00001": None})
-    assert store.head("t1", "pkg")["size"] == size
-    assert store.lookup("t1", "pkg", {"m-00000"}, set())[0]["m-00000"]["record"]["summary"] == "x"
+        store.append(REF, "a", [write_of(recs[1])], expected={"m-00001": None})
+    assert store.head(REF).size == size
+    assert store.rows.lookup(REF, {"m-00000"}, set()).by_id["m-00000"].record["summary"] == "x"  # type: ignore[index]
 
 
 def test_expected_checks_beyond_one_transaction(store: LogStore, make_record: Any, write_of: Any) -> None:
     recs = [make_record(i) for i in range(120)]
     expected: dict[str, int | None] = {r["id"]: None for r in recs}
-    store.append("t1", "big", "a", [write_of(r) for r in recs], expected=expected)
-    by_id, _, _ = store.lookup("t1", "big", {r["id"] for r in recs}, set())
-    assert len(by_id) == 120
+    store.append(BIG, "a", [write_of(r) for r in recs], expected=expected)
+    assert len(store.rows.lookup(BIG, {r["id"] for r in recs}, set()).by_id) == 120
     stale = {r["id"]: None for r in recs}  # all exist now
     with pytest.raises(Conflict):
-        store.append("t1", "big", "a", [write_of({**r, "xpAwarded": 9}) for r in recs], expected=stale)
-    assert store.head("t1", "big")["size"] == 120
-    assert store.head("t1", "big")  # and the lease was released: the next append goes through
-    store.append("t1", "big", "a", [write_of(make_record(500))])
+        store.append(BIG, "a", [write_of({**r, "xpAwarded": 9}) for r in recs], expected=stale)
+    assert store.head(BIG).size == 120
+    assert store.head(BIG)  # and the lease was released: the next append goes through
+    store.append(BIG, "a", [write_of(make_record(500))])
 
 
 def test_forget_erases_plaintext_keeps_chain(store: LogStore, make_record: Any, write_of: Any) -> None:
     recs = [make_record(i) for i in range(3)]
     writes = [write_of(r) for r in recs]
-    store.append("t1", "pkg", "a", writes)
-    res = store.forget("t1", "pkg", "a", record_id="m-00001")
+    store.append(REF, "a", writes)
+    res = store.forget(REF, "a", record_id="m-00001")
     assert res.seq == 3 and res.covers["seq"] == 1
     assert res.content_hash == logcore.content_hash(recs[1])
-    row = store.get_rows("t1", "pkg", ["r#m-00001"])["r#m-00001"]
-    assert row["state"] == "tombstoned" and "body" not in row and "tags" not in row
-    by_id, by_slot, _ = store.lookup("t1", "pkg", {"m-00001"}, {writes[1]["slot"]})
-    assert by_id["m-00001"]["record"] is None and by_slot == {}
-    stones = store.forgotten(
-        "t1", "pkg", content_hashes=[res.content_hash], ids=["m-00001"], slots=[writes[1]["slot"]]
+    row = raw_item(store, "r#m-00001")
+    assert row["state"] == {"S": "tombstoned"} and "body" not in row and "tags" not in row
+    found = store.rows.lookup(REF, {"m-00001"}, {writes[1].slot})
+    assert found.by_id["m-00001"].record is None and found.by_slot == {}
+    forget_entry = next(iter(store.entries(REF, 3)))
+    assert forget_entry.payload["operation"] == "forget"
+    assert forget_entry.payload["covers"]["seq"] == 1
+    again = store.forget(REF, "a", record_id="m-00001")  # idempotent: the first answer, no new entry
+    assert again.repeated and (again.seq, again.checkpoint, again.covers) == (
+        res.seq,
+        res.checkpoint,
+        res.covers,
     )
-    assert {s["sk"] for s in stones} == {
-        f"t#{res.content_hash}",
-        "t#id#m-00001",
-        f"t#slot#{writes[1]['slot']}",
-    }
-    assert store.forgotten("t1", "pkg", ids=["m-00000"]) == []
-    forget_entry = next(iter(store.entries("t1", "pkg", 3)))
-    assert forget_entry["payload"]["operation"] == "forget"
-    assert forget_entry["payload"]["covers"]["seq"] == 1
+    assert store.head(REF).size == 4
     with pytest.raises(NotFound):
-        store.forget("t1", "pkg", "a", record_id="m-00001")
-    res2 = store.forget("t1", "pkg", "a", content_hash=logcore.content_hash(recs[2]))
+        store.forget(REF, "a", record_id="never-there")
+    res2 = store.forget(REF, "a", content_hash=logcore.content_hash(recs[2]))
     assert res2.record_id == "m-00002"
-    assert [r["id"] for r in store.iter_active("t1", "pkg")] == ["m-00000"]
-    v = verify_package(store, "t1", "pkg")
+    assert [r.id for r in store.rows.iter_active(REF)] == ["m-00000"]
+    v = verify_package(store, REF, PUBLISHER)
     assert v.status == "ok", v.to_dict()
 
 
@@ -116,17 +127,17 @@ def test_list_active_pages_filters_and_refuses_corrupt_rows(
     store: LogStore, ddb: Any, settings: Any, make_record: Any, write_of: Any
 ) -> None:
     recs = [make_record(i, portable=i % 2 == 0) for i in range(7)]
-    store.append("t1", "pkg", "a", [write_of(r) for r in recs])
-    page, cursor = store.list_active("t1", "pkg", limit=3)
-    ids = [r["id"] for r in page]
+    store.append(REF, "a", [write_of(r) for r in recs])
+    page, cursor = store.rows.list_active(REF, limit=3)
+    ids = [r.id for r in page]
     while cursor:
-        page, cursor = store.list_active("t1", "pkg", limit=3, cursor=cursor)
-        ids += [r["id"] for r in page]
+        page, cursor = store.rows.list_active(REF, limit=3, cursor=cursor)
+        ids += [r.id for r in page]
     assert ids == [r["id"] for r in recs]
-    rom, _ = store.list_active("t1", "pkg", zone="rom")
-    assert [r["id"] for r in rom] == ["m-00000", "m-00002", "m-00004", "m-00006"]
-    tagged, _ = store.list_active("t1", "pkg", tag="t1")
-    assert [r["id"] for r in tagged] == ["m-00001", "m-00004"]
+    rom, _ = store.rows.list_active(REF, zone="rom")
+    assert [r.id for r in rom] == ["m-00000", "m-00002", "m-00004", "m-00006"]
+    tagged, _ = store.rows.list_active(REF, tag="t1")
+    assert [r.id for r in tagged] == ["m-00001", "m-00004"]
     ddb.update_item(
         TableName=settings.records_table,
         Key={"pk": {"S": "t1#pkg"}, "sk": {"S": "r#m-00003"}},
@@ -134,25 +145,24 @@ def test_list_active_pages_filters_and_refuses_corrupt_rows(
         ExpressionAttributeValues={":b": {"B": b"not zlib"}},
     )
     with pytest.raises(CorruptStore):
-        store.list_active("t1", "pkg", limit=50)
-    assert verify_package(store, "t1", "pkg").status == "corrupt"
+        store.rows.list_active(REF, limit=50)
+    assert verify_package(store, REF, PUBLISHER).status == "corrupt"
 
 
 def test_proofs_verify_against_checkpoint(store: LogStore, make_record: Any, write_of: Any) -> None:
     for k in range(4):
-        store.append("t1", "pkg", "a", [write_of(make_record(10 * k + i)) for i in range(k + 1)])
-    cp = verify_checkpoint(store.latest_checkpoint("t1", "pkg") or "", store.verifier_key())
-    leaves = [merkle.leaf_hash(bytes.fromhex(e["hash"])) for e in store.entries("t1", "pkg")]
+        store.append(REF, "a", [write_of(make_record(10 * k + i)) for i in range(k + 1)])
+    deps = SimpleNamespace(log=store)
+    cp = verify_checkpoint(store.latest_checkpoint(REF) or "", store.verifier_key())
+    leaves = [merkle.leaf_hash(bytes.fromhex(e.hash)) for e in store.entries(REF)]
     for index in range(cp.size):
-        p = store.inclusion_proof("t1", "pkg", index, cp.size)
-        assert merkle.verify_inclusion(
-            bytes.fromhex(p["leafHash"]), index, cp.size, [bytes.fromhex(x) for x in p["proof"]], cp.root
-        )
-        assert bytes.fromhex(p["leafHash"]) == leaves[index]
-    old = verify_checkpoint(store.checkpoint_at("t1", "pkg", 3) or "", store.verifier_key())
-    c = store.consistency_proof("t1", "pkg", 3, cp.size)
-    assert merkle.verify_consistency(3, cp.size, old.root, cp.root, [bytes.fromhex(x) for x in c["proof"]])
-    assert next(iter(store.entries("t1", "pkg", 4, 6)))["seq"] == 4
+        p = inclusion_proof(deps, REF, index, cp.size)  # type: ignore[arg-type]
+        assert merkle.verify_inclusion(p.leaf_hash, index, cp.size, p.proof, cp.root)
+        assert p.leaf_hash == leaves[index]
+    old = verify_checkpoint(store.checkpoints.at(REF, 3) or "", store.verifier_key())
+    c = consistency_proof(deps, REF, 3, cp.size)  # type: ignore[arg-type]
+    assert merkle.verify_consistency(3, cp.size, old.root, cp.root, c.proof)
+    assert next(iter(store.entries(REF, 4, 6))).seq == 4
 
 
 def test_receipt_written_before_rows(store: LogStore, make_record: Any, write_of: Any) -> None:
@@ -165,7 +175,7 @@ def test_receipt_written_before_rows(store: LogStore, make_record: Any, write_of
 
     store.db.transact_write_items = tx  # type: ignore[method-assign]
     store.hook = order.append
-    store.append("t1", "pkg", "a", [write_of(make_record(i)) for i in range(30)])
+    store.append(REF, "a", [write_of(make_record(i)) for i in range(30)])
     assert order == [
         "before-claim",
         "receipt",
@@ -184,17 +194,36 @@ def test_a_writer_that_read_the_head_before_a_lock_cannot_claim_a_seq_after_it(
 
     from acx.adapters.log_store import PackageLocked
 
-    store.append("t1", "pkg", "agent", [write_of(make_record(0))])
-    store.set_admin_lock("t1", "pkg", "operator", True, "ab" * 32)
+    store.append(REF, "agent", [write_of(make_record(0))])
+    store.set_admin_lock(REF, "operator", True, "ab" * 32)
     # The old window: a head read that sees the lock's seq but not yet its state. Only the claim's
     # "not locked" condition can stop this writer now.
-    stale = dataclasses.replace(store._read_head(store.pk("t1", "pkg")), admin_locked=False)
+    stale = dataclasses.replace(store.sequencer.read(REF), admin_locked=False)
     reads = iter([stale])
-    real = store._read_head
-    monkeypatch.setattr(store, "_read_head", lambda pk: next(reads, None) or real(pk))
+    real = store.sequencer.read
+    monkeypatch.setattr(store.sequencer, "read", lambda ref: next(reads, None) or real(ref))
     with pytest.raises(PackageLocked):
-        store.append("t1", "pkg", "agent", [write_of(make_record(1))])
-    assert store.head("t1", "pkg")["size"] == 2  # the write and the lock; nothing after the lock
-    assert verify_package(store, "t1", "pkg").status == "ok"
-    store.set_admin_lock("t1", "pkg", "operator", False, "cd" * 32)
-    assert store.append("t1", "pkg", "agent", [write_of(make_record(1))]).size == 4
+        store.append(REF, "agent", [write_of(make_record(1))])
+    assert store.head(REF).size == 2  # the write and the lock; nothing after the lock
+    assert verify_package(store, REF, PUBLISHER).status == "ok"
+    store.set_admin_lock(REF, "operator", False, "cd" * 32)
+    assert store.append(REF, "agent", [write_of(make_record(1))]).size == 4
+
+
+def test_receipt_items_stay_under_400_kb_whatever_the_paths(store: LogStore, settings: Any) -> None:
+    """AWS refuses items over 400 KB; moto does not. 600 files with 1,000-character paths would make
+    one 600 KB receipt item if receipts were cut by count only."""
+    from acx.adapters.log_receipts import MAX_RECEIPT_BYTES
+
+    long_dir = "/".join(["d" * 60] * 16)[:990]
+    files = [FileWrite(f"{long_dir}/f{i:04d}.md", f"# {i}") for i in range(600)]
+    result = store.append(REF, "agent", [], files=files)
+    assert result.size == 600
+    items = store.db.query(
+        TableName=settings.receipts_table,
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": REF.pk}},
+    )["Items"]
+    assert len(items) >= 2
+    assert all(len(repr(item).encode()) < MAX_RECEIPT_BYTES * 1.2 for item in items)
+    assert verify_package(store, REF, PUBLISHER).status == "ok"

@@ -6,12 +6,15 @@ from typing import Any
 
 import pytest
 
-from acx.adapters.log_store import LogStore, compress, decode_receipt, from_item, pad, to_item
+from acx.adapters.dynamo import compress, from_item, pad, to_item
+from acx.adapters.log_receipts import decode_receipt
+from acx.adapters.log_store import LogStore
 from acx.core import log as logcore
 from acx.core import merkle
 from acx.core.checkpoint import Checkpoint, sign_checkpoint
 from acx.core.signing import LocalEd25519Signer
 from acx.usecases.verify import verify_package
+from tests.integration.conftest import PUBLISHER, REF  # type: ignore[import-not-found]
 
 PK = {"S": "t1#pkg"}
 
@@ -19,9 +22,9 @@ PK = {"S": "t1#pkg"}
 @pytest.fixture
 def built(store: LogStore, make_record: Any, write_of: Any) -> LogStore:
     for k in range(3):
-        store.append("t1", "pkg", "a", [write_of(make_record(10 * k + i)) for i in range(3)])
-    store.forget("t1", "pkg", "a", record_id="m-00011")
-    first = verify_package(store, "t1", "pkg")  # establishes the witness at size 10
+        store.append(REF, "a", [write_of(make_record(10 * k + i)) for i in range(3)])
+    store.forget(REF, "a", record_id="m-00011")
+    first = verify_package(store, REF, PUBLISHER)  # establishes the witness at size 10
     assert first.status == "ok" and first.size == 10, str(first.to_dict())
     return store
 
@@ -31,15 +34,15 @@ def key(sk: str) -> dict[str, Any]:
 
 
 def reason(store: LogStore, incremental: bool = False) -> tuple[str, str | None]:
-    r = verify_package(store, "t1", "pkg", incremental=incremental)
+    r = verify_package(store, REF, PUBLISHER, incremental=incremental)
     return r.status, r.reason
 
 
 def test_untouched_log_verifies_fully_and_incrementally(
     built: LogStore, write_of: Any, make_record: Any
 ) -> None:
-    built.append("t1", "pkg", "a", [write_of(make_record(77))])
-    r = verify_package(built, "t1", "pkg", incremental=True)
+    built.append(REF, "a", [write_of(make_record(77))])
+    r = verify_package(built, REF, PUBLISHER, incremental=True)
     assert (r.status, r.checked, r.size) == ("ok", 1, 11)
     assert reason(built) == ("ok", None)
 
@@ -84,7 +87,7 @@ def test_forged_row_without_receipt(built: LogStore, settings: Any) -> None:
 
 def test_deleted_receipt(built: LogStore, settings: Any) -> None:
     built.db.delete_item(TableName=settings.receipts_table, Key=key(pad(3)))
-    r = verify_package(built, "t1", "pkg")
+    r = verify_package(built, REF, PUBLISHER)
     assert (r.status, r.reason, r.first_bad_seq) == ("broken", "sequence-gap", 3)
 
 
@@ -93,6 +96,16 @@ def test_all_receipts_deleted_is_unverifiable(built: LogStore, settings: Any) ->
         built.db.delete_item(TableName=settings.receipts_table, Key=key(sk))
     built.db.delete_item(TableName=settings.heads_table, Key=key("witness"))
     assert reason(built)[0] == "unverifiable"
+
+
+def raw_rows(store: LogStore, settings: Any) -> list[dict[str, Any]]:
+    """Every memory row item of the package, decoded from DynamoDB's attribute values."""
+    items = store.db.query(
+        TableName=settings.records_table,
+        KeyConditionExpression="pk = :p AND begins_with(sk, :r)",
+        ExpressionAttributeValues={":p": PK, ":r": {"S": "r#"}},
+    )["Items"]
+    return [from_item(i) for i in items]
 
 
 def rewrite_consistently(store: LogStore, settings: Any, record_id: str, new_record: dict[str, Any]) -> None:
@@ -111,7 +124,7 @@ def rewrite_consistently(store: LogStore, settings: Any, record_id: str, new_rec
     for item in items:
         item["prev"] = bytes.fromhex(prev)
         for e, decoded in zip(item["e"], decode_receipt(item), strict=True):
-            payload = decoded["payload"]
+            payload = decoded.payload
             if e["k"] == f"r#{record_id}" and e["o"] == "remember":
                 e["c"] = new_ch
                 payload["contentHash"] = new_ch.hex()
@@ -124,7 +137,7 @@ def rewrite_consistently(store: LogStore, settings: Any, record_id: str, new_rec
     head = from_item(db.get_item(TableName=settings.heads_table, Key=key("head"))["Item"])
     head.update(chainHead=prev, range=rng.to_hex())
     db.put_item(TableName=settings.heads_table, Item=to_item(head))
-    for row in store.iter_rows("t1", "pkg"):
+    for row in raw_rows(store, settings):
         row["entryHash"] = new_hash[int(row["seq"])]
         if row["sk"] == f"r#{record_id}":
             row["body"], row["contentHash"] = compress(new_record), new_ch
@@ -141,9 +154,9 @@ def test_consistent_rewrite_of_both_tables(built: LogStore, settings: Any) -> No
 def test_consistent_rewrite_with_self_signed_checkpoint(built: LogStore, settings: Any) -> None:
     rewrite_consistently(built, settings, "m-00020", {"id": "m-00020", "title": "rewritten"})
     built.db.delete_item(TableName=settings.heads_table, Key=key("witness"))
-    head = built.head("t1", "pkg")
+    head = built.log_head(REF)
     forged = sign_checkpoint(
-        Checkpoint("dev.acx.local/t1/pkg", 10, bytes.fromhex(head["root"]), head["chainHead"]),
+        Checkpoint("dev.acx.local/t1/pkg", 10, head.root, head.chain_head),
         "acx-test-log",
         LocalEd25519Signer(),
     )
@@ -163,24 +176,24 @@ def test_truncated_last_entries(built: LogStore, settings: Any) -> None:
     for i in range(20, 23):
         db.delete_item(TableName=settings.records_table, Key=key(f"r#m-{i:05d}"))
     rng = merkle.CompactRange()
-    entries = list(built.entries("t1", "pkg"))
+    entries = list(built.entries(REF))
     for e in entries:
-        rng.append(bytes.fromhex(e["hash"]))
+        rng.append(bytes.fromhex(e.hash))
     row = from_item(db.get_item(TableName=settings.records_table, Key=key("r#m-00011"))["Item"])
     db.put_item(
         TableName=settings.records_table,
-        Item=to_item({**row, "seq": 4, "state": "active", "entryHash": bytes.fromhex(entries[4]["hash"])}),
+        Item=to_item({**row, "seq": 4, "state": "active", "entryHash": bytes.fromhex(entries[4].hash)}),
     )
     head = from_item(db.get_item(TableName=settings.heads_table, Key=key("head"))["Item"])
-    head.update(size=6, chainHead=entries[-1]["hash"], range=rng.to_hex())
+    head.update(size=6, chainHead=entries[-1].hash, range=rng.to_hex())
     db.put_item(TableName=settings.heads_table, Item=to_item(head))
-    r = verify_package(built, "t1", "pkg")
+    r = verify_package(built, REF, PUBLISHER)
     assert (r.status, r.reason) == ("broken", "truncated"), str(r.to_dict())
     assert reason(built, incremental=True) == ("broken", "truncated")
 
 
 def test_older_checkpoint_put_back(built: LogStore, settings: Any) -> None:
-    old = built.checkpoint_at("t1", "pkg", 6)
+    old = built.checkpoints.at(REF, 6)
     built.db.put_item(
         TableName=settings.heads_table,
         Item=to_item({"pk": "t1#pkg", "sk": f"cp#{pad(10)}", "size": 10, "text": old}),
@@ -191,7 +204,7 @@ def test_older_checkpoint_put_back(built: LogStore, settings: Any) -> None:
 
 
 def test_forged_checkpoint_signature(built: LogStore, settings: Any) -> None:
-    text = built.latest_checkpoint("t1", "pkg") or ""
+    text = built.latest_checkpoint(REF) or ""
     body, sig_line = text.rsplit("\n\n", 1)
     prefix, b64 = sig_line.rsplit(" ", 1)
     flipped = "A" if b64[10] != "A" else "B"

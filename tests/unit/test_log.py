@@ -29,8 +29,20 @@ def test_entry_hash_is_sha256_of_canonical_prevhash_plus_payload() -> None:
 
 
 def test_chain_links_and_depends_on_every_field() -> None:
+    from acx.core.append import EntrySpec, LogHead, plan_append
+
     second = {**PAYLOAD, "seq": 1}
-    h0, h1 = log.chain(log.GENESIS, [PAYLOAD, second])
+    spec = EntrySpec(PAYLOAD["operation"], PAYLOAD["tier"], PAYLOAD["contentHash"], "r#x")
+    plan = plan_append(
+        LogHead.empty(),
+        [spec, spec],
+        actor=PAYLOAD["actor"],
+        chain=PAYLOAD["chainKey"],
+        created_at=PAYLOAD["createdAt"],
+    )
+    h0, h1 = (e.hash for e in plan.entries)
+    assert h0 == log.entry_hash(log.GENESIS, PAYLOAD) and plan.entries[1].prev_hash == h0
+    assert plan.head.chain_head == h1 and plan.size == 2
     assert h1 == log.entry_hash(h0, second)
     for field, value in [("actor", "x"), ("tier", "save"), ("contentHash", "b" * 64), ("seq", 2)]:
         assert log.entry_hash(h0, {**second, field: value}) != h1

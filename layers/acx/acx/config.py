@@ -20,6 +20,9 @@ class Settings(BaseModel):
     data_bucket: str = Field(default="acx-data", alias="DATA_BUCKET")
     cartridges_bucket: str = Field(default="acx-cartridges", alias="CARTRIDGES_BUCKET")
     signing_key_id: str = Field(default="", alias="SIGNING_KEY_ID")
+    forget_key_id: str = Field(default="", alias="FORGET_KEY_ID")  # KMS HMAC key keying tombstones
+    forget_near_policy: str = Field(default="refuse", alias="FORGET_NEAR_POLICY", pattern="^(refuse|off)$")
+    forget_near_threshold: float = Field(default=0.5, alias="FORGET_NEAR_THRESHOLD", gt=0.0, le=1.0)
     alarm_topic_arn: str = Field(default="", alias="ALARM_TOPIC_ARN")
     export_queue_url: str = Field(default="", alias="EXPORT_QUEUE_URL")
     publisher_id: str = Field(default="dev.acx.local", alias="PUBLISHER_ID")

@@ -7,9 +7,11 @@ import json
 import time
 from typing import Any
 
+from acx.core.package import PackageRef
+
 
 def _pk(tenant: str, package: str) -> str:
-    return f"{tenant}#{package}"
+    return PackageRef(tenant, package).pk  # the one derivation of the package partition key
 
 
 class JobStore:

@@ -779,11 +779,14 @@ def _records_table(records: list[Any]) -> None:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    """Forget one memory by id or by content hash: erased, tombstoned, never written again."""
-    if bool(args.id) == bool(args.content_hash):
-        raise CliError("give exactly one of ID or --content-hash H")
+    """Forget one memory by id or by content hash, or a knowledge/skill file by its package path:
+    erased, tombstoned, never written again."""
+    if sum(map(bool, (args.id, args.content_hash, args.file))) != 1:
+        raise CliError("give exactly one of ID, --content-hash H or --file PATH")
     api = api_from(args)
-    if args.id:
+    if args.file:
+        _, out = api.call("DELETE", pkg_path(args.package, "files", args.file))
+    elif args.id:
         _, out = api.call("DELETE", pkg_path(args.package, "memories", args.id))
     else:
         _, out = api.call(
@@ -795,7 +798,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
         log = out.get("log") or {}
         revoked = out.get("revokedCartridges") or []
         say(
-            f"forgotten {json.dumps(out.get('forgotten'))}; log seq {log.get('fromSeq')}..{log.get('toSeq')}"
+            f"forgotten {json.dumps(out.get('forgotten', out.get('forgottenFile')))}; "
+            f"log seq {log.get('fromSeq')}..{log.get('toSeq')}"
             + (f"; revoked cartridges: {', '.join(map(str, revoked))}" if revoked else "")
         )
     return EXIT_OK
@@ -1102,9 +1106,10 @@ def register(subparsers: Any) -> None:
     _common(p)
     p.set_defaults(func=_run(cmd_recall))
 
-    p = subparsers.add_parser("forget", help="forget a memory by id or content hash")
+    p = subparsers.add_parser("forget", help="forget a memory by id or content hash, or a file by path")
     p.add_argument("id", nargs="?")
     p.add_argument("--content-hash")
+    p.add_argument("--file", help="package path of a knowledge or skill file (knowledge/a.md)")
     _common(p)
     p.set_defaults(func=_run(cmd_forget))
 

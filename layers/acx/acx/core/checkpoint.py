@@ -175,3 +175,22 @@ def verify_checkpoint(text: str, vkey: str) -> Checkpoint:
                 raise CheckpointError("checkpoint signature does not verify") from None
             return cp
     raise CheckpointError("checkpoint carries no signature by the verifier key")
+
+
+class NoteSigner:
+    """A checkpoint signer bound to its key name: ``sign`` is the callback the log store is given.
+    The verifier key is computed on first use (it needs the public key: one KMS call)."""
+
+    def __init__(self, name: str, signer: Signer) -> None:
+        _check_name(name)
+        self.name = name
+        self.signer = signer
+        self._vkey: str | None = None
+
+    def sign(self, cp: Checkpoint) -> str:
+        return sign_checkpoint(cp, self.name, self.signer)
+
+    def verifier_key(self) -> str:
+        if self._vkey is None:
+            self._vkey = verifier_key_for(self.name, self.signer)
+        return self._vkey

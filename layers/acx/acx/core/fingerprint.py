@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from acx.core.canonical import dumps_record
+from acx.core.records import zone_of
 
 MIN_SALT_BYTES = 32
 _SCHEME_RE = re.compile(r"^([a-z][a-z0-9+.-]*)://(.*)$", re.DOTALL)
@@ -103,5 +104,4 @@ def artifact_fingerprint(record: dict[str, Any]) -> str:
 
 def slot_key(record: dict[str, Any]) -> str:
     """The merge's content slot: content address, zone and codebase, so tiers never fold together."""
-    zone = "rom" if record.get("portable") is True else "save"
-    return f"{content_address(record)}|{zone}|{record.get('codebaseFingerprint') or ''}"
+    return f"{content_address(record)}|{zone_of(record)}|{record.get('codebaseFingerprint') or ''}"

@@ -12,9 +12,11 @@ signed checkpoint and the witnessed size do that (see :mod:`acx.core.checkpoint`
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any
 
 from acx.core.canonical import dumps, dumps_record, sha256_hex
+from acx.core.package import PackageRef
 
 VERSION = 1
 GENESIS = "0" * 64
@@ -27,8 +29,8 @@ class EntryError(ValueError):
 
 
 def chain_key(tenant: str, package: str) -> str:
-    """The per-package chain name bound into every entry (an entry cannot be moved to another chain)."""
-    return f"{tenant}/{package}"
+    """The per-package chain name bound into every entry (see :attr:`PackageRef.chain_key`)."""
+    return PackageRef(tenant, package).chain_key
 
 
 def content_hash(record: Any) -> str:
@@ -128,10 +130,33 @@ def entry_hash(prev_hash: str, payload: dict[str, Any]) -> str:
     return hashlib.sha256(dumps({"prevHash": prev_hash, **payload})).hexdigest()
 
 
-def chain(prev_hash: str, payloads: list[dict[str, Any]]) -> list[str]:
-    """Hashes of consecutive payloads chained from ``prev_hash``."""
-    out: list[str] = []
-    for payload in payloads:
-        prev_hash = entry_hash(prev_hash, payload)
-        out.append(prev_hash)
-    return out
+@dataclass(frozen=True, slots=True)
+class Covers:
+    """The entry a forget entry covers (seq and hash of the forgotten ``remember``)."""
+
+    seq: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One chained entry as stored in a receipt: its payload, hash, link and the row key it names."""
+
+    seq: int
+    hash: str
+    prev_hash: str
+    payload: dict[str, Any]
+    key: str | None  # ``r#<id>`` / ``f#<path>`` of the row it writes; None for lock entries
+
+    @property
+    def operation(self) -> str:
+        return str(self.payload["operation"])
+
+    @property
+    def content_hash(self) -> str:
+        return str(self.payload["contentHash"])
+
+    @property
+    def covers(self) -> Covers | None:
+        c = self.payload.get("covers")
+        return Covers(int(c["seq"]), str(c["hash"])) if c else None

@@ -31,6 +31,7 @@ import orjson
 
 from acx.core.canonical import MAX_SAFE_INTEGER, dumps_record
 from acx.core.fingerprint import _JS_WHITESPACE, artifact_fingerprint, slot_key
+from acx.core.records import zone_for
 
 Record = dict[str, Any]
 Lookup = Callable[[set[str], set[str]], tuple[dict[str, Record], dict[str, Record]]]
@@ -162,8 +163,7 @@ def slot_keys(records: list[Record]) -> list[str]:
             }
         )
         cbf = get("codebaseFingerprint")
-        zone = "rom" if get("portable") is True else "save"
-        append(f"{sha1(body, usedforsecurity=False).hexdigest()}|{zone}|{cbf or ''}")
+        append(f"{sha1(body, usedforsecurity=False).hexdigest()}|{zone_for(get('portable'))}|{cbf or ''}")
     return out
 
 

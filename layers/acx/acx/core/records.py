@@ -227,9 +227,14 @@ def _check_optional(obj: dict[str, Any], path: str, names: tuple[str, ...]) -> N
             raise _fail(path, name, message)
 
 
+def zone_for(portable: object) -> Literal["rom", "save"]:
+    """THE zone rule: ROM for the transferable tier (``portable`` is exactly True), SAVE otherwise."""
+    return "rom" if portable is True else "save"
+
+
 def zone_of(record: dict[str, Any]) -> Literal["rom", "save"]:
     """The zone a (valid) record lives in: ROM for the transferable tier, SAVE for field-learned."""
-    return "rom" if record.get("portable") is True else "save"
+    return zone_for(record.get("portable"))
 
 
 def tier_of(record: dict[str, Any]) -> Literal["transferable", "field-learned"]:

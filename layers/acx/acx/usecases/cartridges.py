@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from acx.core.package import PackageRef
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
 
@@ -36,11 +37,11 @@ def request_export(
     """Start an export; returns (status code, body)."""
     from acx.usecases.locks import require_unlocked
 
-    if not deps.log.package_exists(tenant, package):
+    ref = PackageRef(tenant, package)
+    if not deps.log.package_exists(ref):
         raise not_found()
     require_unlocked(deps, tenant, package)
-    head = deps.log.head(tenant, package)
-    size = int(head.get("size", 0)) if head else 0
+    size = deps.log.head(ref).size
     cartridge_id = uuid.uuid4().hex
     deps.jobs.create(
         tenant,
@@ -80,25 +81,26 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
     from acx.usecases.locks import require_unlocked
 
     require_unlocked(deps, tenant, package, job=("export", cartridge_id))  # queued before the lock
-    checkpoint = deps.log.latest_checkpoint(tenant, package)
+    ref = PackageRef(tenant, package)
+    checkpoint = deps.log.latest_checkpoint(ref)
     size = int(job.get("logSize", 0))
     fd, path = tempfile.mkstemp(suffix=".acx")
     os.close(fd)
     os.unlink(path)
-    records, inclusion = _rows_with_proofs(deps, tenant, package, checkpoint)
+    records, inclusion = _rows_with_proofs(deps, ref, checkpoint)
     try:
         try:
             result = build_cartridge(
                 path,
                 records,
-                [(cartridge_path(p), c.encode("utf-8")) for p, c in deps.log.read_files(tenant, package)],
+                [(cartridge_path(p), c.encode("utf-8")) for p, c in deps.log.rows.read_files(ref)],
                 signer=deps.signer,
                 publisher_id=deps.settings.publisher_id,
                 include_field_learned=bool(job.get("includeFieldLearned")),
                 checkpoint=checkpoint,
                 verifier_key=deps.log.verifier_key(),
                 inclusion=inclusion,
-                forbidden=_repo_identifiers(deps, tenant, package),
+                forbidden=_repo_identifiers(deps, ref),
                 artifact_id=f"{tenant}/{package}",
                 artifact_version=str(size),
                 cartridge_id=cartridge_id,  # the id the API returns is the one the signature covers
@@ -143,14 +145,14 @@ def cartridge_path(package_path: str) -> str:
     return f"rom/knowledge/{package_path.removeprefix('knowledge/')}"
 
 
-def _repo_identifiers(deps: Deps, tenant: str, package: str) -> tuple[str, ...]:
+def _repo_identifiers(deps: Deps, ref: PackageRef) -> tuple[str, ...]:
     """The package's repo ids (of field-learned records): forbidden literals at the export boundary."""
-    repos = {row["record"].get("repoId") for row in deps.log.iter_active(tenant, package)}
+    repos = {(row.record or {}).get("repoId") for row in deps.log.rows.iter_active(ref)}
     return tuple(sorted(r for r in repos if isinstance(r, str) and len(r) >= 3))
 
 
 def _rows_with_proofs(
-    deps: Deps, tenant: str, package: str, checkpoint: str | None
+    deps: Deps, ref: PackageRef, checkpoint: str | None
 ) -> tuple[Iterator[dict[str, Any]], Callable[[str], tuple[int, int, list[str], str] | None] | None]:
     """Active records (streamed) and, per record, its RFC 9162 inclusion proof against ``checkpoint``.
 
@@ -162,9 +164,10 @@ def _rows_with_proofs(
     entry_of: dict[str, tuple[int, str]] = {}
 
     def records() -> Iterator[dict[str, Any]]:
-        for row in deps.log.iter_active(tenant, package):
-            entry_of[row["id"]] = (row["seq"], row["entryHash"])
-            yield row["record"]
+        for row in deps.log.rows.iter_active(ref):
+            entry_of[row.id] = (row.seq, row.entry_hash)
+            assert row.record is not None
+            yield row.record
 
     if checkpoint is None:
         return records(), None
@@ -176,10 +179,7 @@ def _rows_with_proofs(
         if seq >= size:
             return None  # written after the checkpoint was read: no proof against it
         if not tree:
-            leaves = [
-                merkle.leaf_hash(bytes.fromhex(e["hash"])) for e in deps.log.entries(tenant, package, 0, size)
-            ]
-            tree.append(merkle.from_leaves(leaves))
+            tree.append(merkle.from_leaves(deps.log.receipts.leaf_hashes(ref, size)))
         path = merkle.inclusion_proof(seq, size, tree[0])
         return seq, size, [p.hex() for p in path], entry_hash
 

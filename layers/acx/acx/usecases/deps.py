@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from acx.config import Settings, settings
+from acx.core.forgetting import Keyer, NearPolicy, StaticKeyer
 
 if TYPE_CHECKING:
     from acx.adapters.jobs import JobStore
     from acx.adapters.log_store import LogStore
     from acx.adapters.objects import ObjectStore
+
+# Tombstone key when no FORGET_KEY_ID is configured (unit tests, hand-built Deps): NOT secret, so a
+# reader of such a deployment's tombstones can confirm guessed text. template.yaml always sets one.
+DEV_FORGET_KEY = StaticKeyer(b"acx-dev-forget-key: not a secret, set FORGET_KEY_ID")
 
 
 @dataclass
@@ -23,6 +28,7 @@ class Deps:
     cartridges: ObjectStore
     jobs: JobStore
     signer: Any
+    forget_keys: Keyer = field(default=DEV_FORGET_KEY)
 
     def sqs(self) -> Any:
         from acx.adapters.aws import client
@@ -36,27 +42,35 @@ class Deps:
 
         return Catalog(client("dynamodb"), self.settings.heads_table, self.settings.records_table)
 
+    @property
+    def near(self) -> NearPolicy:
+        return NearPolicy(self.settings.forget_near_policy, self.settings.forget_near_threshold)
+
 
 @lru_cache(maxsize=1)
 def deps() -> Deps:
     """The service's adapters, created lazily on first use (not at import: cold start)."""
     from acx.adapters.aws import client
+    from acx.adapters.forget_key import KmsMacKeyer
     from acx.adapters.jobs import JobStore
     from acx.adapters.kms import KmsSigner
     from acx.adapters.log_store import LogStore
     from acx.adapters.objects import ObjectStore
+    from acx.core.checkpoint import NoteSigner
 
     cfg = settings()
     signer = KmsSigner(client("kms"), cfg.signing_key_id)
+    notes = NoteSigner(cfg.publisher_id, signer)
     s3 = client("s3")
     return Deps(
         settings=cfg,
-        log=LogStore(client("dynamodb"), cfg, signer, cfg.publisher_id),
+        log=LogStore(client("dynamodb"), cfg, notes.sign, notes.verifier_key),
         data=ObjectStore(s3, cfg.data_bucket),
         uploads=ObjectStore(s3, cfg.uploads_bucket),
         cartridges=ObjectStore(s3, cfg.cartridges_bucket),
         jobs=JobStore(client("dynamodb"), cfg.jobs_table),
         signer=signer,
+        forget_keys=KmsMacKeyer(client("kms"), cfg.forget_key_id) if cfg.forget_key_id else DEV_FORGET_KEY,
     )
 
 

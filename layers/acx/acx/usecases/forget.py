@@ -1,18 +1,49 @@
 """Forget: receipted tombstone in the log, then erase the plaintext everywhere the service keeps it.
 
-Everywhere = the row (log_store), every canonical bundle object in the data bucket that holds the
-record (rewritten without it; every old version purged), and every stored cartridge that may hold it
-(revoked: versions purged, downloads answer 410). It does NOT reach copies already downloaded by
-clients: a cartridge fetched before the forget stays on the client's disk.
+Everywhere = the rows (every active row of the package with the same knowledge, both tiers, erased in
+the same serialized commit that files the tombstones), every canonical bundle object in the data
+bucket that holds the memory or file (rewritten without it; every old version purged), and every
+stored cartridge that may hold it (revoked: versions purged, downloads answer 410). It does NOT reach
+copies already downloaded by clients: a cartridge fetched before the forget stays on their disk.
+
+A repeated forget is idempotent: it answers with the first forget's entry and checkpoint (``repeated``
+true, no new log entry), and redoes the erasure of bundles and cartridges (a no-op unless the first
+call stopped half-way).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
+from acx.core import forgetting
+from acx.core.package import PackageRef
+from acx.core.rows import LogRow
 from acx.usecases.deps import Deps
 from acx.usecases.errors import not_found
+
+
+def tombstones_for(keyer: forgetting.Keyer, near: forgetting.NearPolicy) -> Callable[[LogRow], Any]:
+    """The tombstones a forgotten row files: its knowledge key and its older versions' keys (exact),
+    its id and the ids folded into it (keyed), and the sketch of its text (near copies)."""
+    from acx.adapters.log_rows import Tombstones
+
+    def stones(row: LogRow) -> Tombstones:
+        record = row.record or {}
+        kk = row.knowledge or forgetting.knowledge_key(keyer, record.get("title"), record.get("summary"))
+        sk = (
+            forgetting.record_sketch(keyer, record.get("title"), record.get("summary"))
+            if near.enabled
+            else None
+        )
+        return Tombstones(
+            knowledge=(kk, *row.past_keys),
+            ids=tuple(forgetting.id_key(keyer, i) for i in dict.fromkeys([row.id, *row.past_ids])),
+            sketches=((kk, sk),) if sk is not None else (),
+        )
+
+    return stones
 
 
 def forget(
@@ -27,49 +58,98 @@ def forget(
     from acx.adapters.log_store import NotFound
     from acx.usecases.locks import require_unlocked
 
-    if not deps.log.package_exists(tenant, package):
+    ref = PackageRef(tenant, package)
+    if not deps.log.package_exists(ref):
         raise not_found()
     require_unlocked(deps, tenant, package)
+    stones = tombstones_for(deps.forget_keys, deps.near)
     try:
-        result = deps.log.forget(tenant, package, actor, record_id=record_id, content_hash=content_hash)
+        result = deps.log.forget(
+            ref, actor, record_id=record_id, content_hash=content_hash, tombstones=stones
+        )
     except NotFound:
         raise not_found("memory") from None
-    rewritten = erase_from_bundles(deps, tenant, package, result.record_id, result.content_hash, result.slot)
-    revoked = revoke_cartridges(deps, tenant, package, int(result.covers["seq"]))
+    ids = {result.record_id, *result.also}
+    keys = set(result.knowledge)
+    keyer = deps.forget_keys
+
+    def holds(r: dict[str, Any]) -> bool:
+        return r.get("id") in ids or forgetting.knowledge_key(keyer, r.get("title"), r.get("summary")) in keys
+
+    rewritten = erase_from_bundles(deps, ref, holds, lambda _p, _c: False)
+    revoked = revoke_cartridges(deps, ref, int(result.covers["seq"]))
     return {
         "forgotten": result.record_id,
+        "alsoForgotten": result.also,
         "contentHash": result.content_hash,
-        "log": {"fromSeq": result.seq, "toSeq": result.seq},
+        "log": {"fromSeq": result.seq, "toSeq": result.to_seq if result.to_seq is not None else result.seq},
         "checkpoint": result.checkpoint,
+        "repeated": result.repeated,
+        "bundlesRewritten": rewritten,
+        "revokedCartridges": revoked,
+    }
+
+
+def forget_file(
+    deps: Deps,
+    tenant: str,
+    package: str,
+    actor: str,
+    *,
+    path: str | None = None,
+    content_hash: str | None = None,
+) -> dict[str, Any]:
+    """Forget one knowledge or skill file (by path, or by the content hash of its log entry)."""
+    from acx.adapters.log_store import NotFound
+    from acx.usecases.locks import require_unlocked
+
+    ref = PackageRef(tenant, package)
+    if not deps.log.package_exists(ref):
+        raise not_found()
+    require_unlocked(deps, tenant, package)
+    keyer = deps.forget_keys
+    try:
+        row, plan = deps.log.forget_file(
+            ref, actor, path, content_hash, lambda content: forgetting.file_key(keyer, content)
+        )
+    except NotFound:
+        raise not_found("file") from None
+    if plan is None:  # already forgotten: the first forget's entry (the row's seq) and checkpoint
+        seq = row.seq
+        checkpoint = deps.log.checkpoints.at(ref, seq + 1)
+        covers = row.forgotten_seq if row.forgotten_seq is not None else seq
+    else:
+        seq, covers = plan.first_seq, row.seq
+        checkpoint = deps.log.checkpoints.at(ref, plan.size)
+    fk = row.file_key or (forgetting.file_key(keyer, row.content) if row.content is not None else None)
+
+    def same(p: str, c: str) -> bool:
+        return p == row.path or (fk is not None and forgetting.file_key(keyer, c) == fk)
+
+    rewritten = erase_from_bundles(deps, ref, lambda _r: False, same)
+    revoked = revoke_cartridges(deps, ref, covers)
+    return {
+        "forgottenFile": row.path,
+        "contentHash": row.content_hash,
+        "log": {"fromSeq": seq, "toSeq": seq},
+        "checkpoint": checkpoint,
+        "repeated": plan is None,
         "bundlesRewritten": rewritten,
         "revokedCartridges": revoked,
     }
 
 
 def erase_from_bundles(
-    deps: Deps, tenant: str, package: str, record_id: str, content_hash: str, slot: str | None = None
+    deps: Deps,
+    ref: PackageRef,
+    holds: Callable[[dict[str, Any]], bool],
+    holds_file: Callable[[str, str], bool],
 ) -> int:
-    """Rewrite each canonical bundle holding the record without it and purge every old version.
+    """Rewrite each canonical bundle holding a forgotten record or file without it; purge every old
+    version. O(bundles of the package): forget is rare, and bundles are not indexed by record."""
+    from acx.core.canonical import dumps, loads
 
-    O(bundles of the package): forget is rare, and bundles are not indexed by record.
-    """
-    from acx.core.canonical import dumps, loads, sha256_hex
-    from acx.core.fingerprint import slot_key
-
-    def holds(r: dict[str, Any]) -> bool:
-        return (
-            r.get("id") == record_id
-            or sha256_hex(r) == content_hash
-            or (slot is not None and _slot(r) == slot)
-        )
-
-    def _slot(r: dict[str, Any]) -> str | None:
-        try:
-            return slot_key(r)
-        except Exception:
-            return None
-
-    prefix = f"bundles/{tenant}/{package}/"
+    prefix = ref.prefix("bundles")
     rewritten = 0
     for key in sorted({k for k, _ in deps.data.versions(prefix)}):
         try:
@@ -78,10 +158,20 @@ def erase_from_bundles(
             doc = None
         if doc is not None:
             records = doc.get("records", [])
-            kept = [r for r in records if not holds(r)]
-            if len(kept) == len(records):
+            kept = [r for r in records if not (isinstance(r, dict) and holds(r))]
+            files = {
+                part: [
+                    f for f in doc.get(part, []) if not holds_file(str(f.get("path")), str(f.get("content")))
+                ]
+                for part in ("knowledge", "skills")
+            }
+            if len(kept) == len(records) and all(len(files[p]) == len(doc.get(p, [])) for p in files):
                 continue
             doc["records"] = kept
+            for part, remaining in files.items():
+                if part in doc:
+                    doc[part] = remaining
+            doc.pop("vectors", None)  # derived from the text
             body = dumps(doc)
             deps.data.put(f"{prefix}{hashlib.sha256(body).hexdigest()}.json", body)
         deps.data.purge(key)
@@ -89,10 +179,10 @@ def erase_from_bundles(
     return rewritten
 
 
-def revoke_cartridges(deps: Deps, tenant: str, package: str, covers: int) -> list[str]:
+def revoke_cartridges(deps: Deps, ref: PackageRef, covers: int) -> list[str]:
     """Revoke every stored cartridge exported while the forgotten entry was in the log."""
     revoked = []
-    for job in deps.jobs.list(tenant, package, "export"):
+    for job in deps.jobs.list(ref.tenant, ref.package, "export"):
         if job["status"] not in ("ready", "pending"):
             continue
         if int(job.get("logSize", 0)) <= covers:
@@ -100,13 +190,13 @@ def revoke_cartridges(deps: Deps, tenant: str, package: str, covers: int) -> lis
         if job.get("key"):
             deps.cartridges.purge(job["key"])
         deps.jobs.finish(
-            tenant,
-            package,
+            ref.tenant,
+            ref.package,
             "export",
             job["jobId"],
             "revoked",
             expect=None,
-            revokedReason="a memory it contained was forgotten",
+            revokedReason="a memory or file it contained was forgotten",
         )
         revoked.append(job["jobId"])
     return revoked

@@ -1,17 +1,23 @@
-"""Ingest one bundle: parse -> validate -> scrub gate -> tombstone check -> merge -> receipted append.
+"""Ingest one bundle: parse -> validate -> scrub gate -> merge -> receipted append, in which the
+tombstone check runs under the writer's lease (so a forget in flight cannot slip between them).
 
 The same pipeline serves the inline route and the presigned-upload ingest function. A bundle with any
-invalid record or any secret is refused whole and writes nothing.
+invalid record or any secret is refused whole and writes nothing. A bundle holding forgotten
+knowledge is refused whole (409 naming each record by index and id, and the rule), or, with
+``on_forgotten="skip"``, lands without those records and reports them.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Set
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from acx.core import forgetting
+from acx.core.package import PackageRef
+from acx.core.rows import FileWrite, LogRow, Lookup, RecordWrite
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError
 
@@ -28,10 +34,12 @@ class IngestSummary:
     to_seq: int | None
     checkpoint: str | None
     bundle: str | None
+    skipped: list[forgetting.Hit] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["log"] = {"fromSeq": out.pop("from_seq"), "toSeq": out.pop("to_seq")}
+        out["skipped"] = [h.to_dict() for h in self.skipped]
         return out
 
 
@@ -91,6 +99,9 @@ def gate(bundle: Any, forbidden: tuple[str, ...] = ()) -> None:
         )
 
 
+ON_FORGOTTEN = ("refuse", "skip")
+
+
 def ingest_bundle(
     deps: Deps,
     tenant: str,
@@ -99,163 +110,215 @@ def ingest_bundle(
     data: BundleInput,
     *,
     max_bytes: int | None = None,
+    on_forgotten: str = "refuse",
 ) -> IngestSummary:
     """Run the whole pipeline and append the changes to the package log; returns the response summary."""
     from acx.usecases.locks import require_unlocked
 
+    if on_forgotten not in ON_FORGOTTEN:
+        raise ServiceError(400, "invalid_query", "onForgotten must be refuse or skip", "onForgotten")
     require_unlocked(deps, tenant, package)  # 423 while an operator holds the package lock
     bundle = parse(data, max_bytes=max_bytes)
     gate(bundle)
-    from acx.core.merge import slot_keys
-
-    slots = slot_keys(bundle.records)  # hashed once: the tombstone check and the merge share them
-    refuse_forgotten(deps, tenant, package, bundle.records, slots)
-    summary = _merge_and_append(deps, tenant, package, actor, bundle, slots)
-    return summary
+    return _merge_and_append(deps, PackageRef(tenant, package), actor, bundle, on_forgotten)
 
 
-def refuse_forgotten(
-    deps: Deps, tenant: str, package: str, records: list[dict[str, Any]], slots: list[str]
-) -> None:
-    """409 when any record matches a tombstone (same id, same content, or same content slot);
-    ``slots`` are the records' slot keys."""
-    from acx.core.canonical import sha256_hex
+def forgotten_error(hits: list[forgetting.Hit], files: list[str]) -> ServiceError:
+    """409 naming each refused record by index and id and the rule that matched (never its text)."""
+    rules = sorted({h.rule for h in hits} | ({"file"} if files else set()))
+    return ServiceError(
+        409,
+        "forgotten",
+        f"this bundle holds {len(hits)} forgotten memory(ies) and {len(files)} forgotten file(s): a "
+        f"tombstone refuses them (rule: {', '.join(rules)}); nothing was written. Retry with "
+        "?onForgotten=skip to land the rest",
+        extra={"forgotten": [h.to_dict() for h in hits[:1000]], "forgottenFiles": files[:1000]},
+    )
 
-    ids = {r["id"] for r in records}
-    hashes = {sha256_hex(r) for r in records}
-    hits = deps.log.forgotten(tenant, package, sorted(ids), sorted(hashes), sorted(set(slots)))
-    if hits:
-        stones = sorted({(h["contentHash"], int(h["seq"])) for h in hits})
-        content, seq = stones[0]
-        raise ServiceError(
-            409,
-            "forgotten",
-            f"this bundle holds {len(stones)} forgotten memory(ies): tombstone sha256:{content} "
-            f"(forget entry seq {seq}) refuses the same id, content and content slot",
-            extra={"tombstones": [{"contentHash": c, "seq": q} for c, q in stones[:20]]},
-        )
+
+class _Reader:
+    """The merge's view of the store: every lookup it made, kept so the claim can re-check them."""
+
+    def __init__(self, deps: Deps, ref: PackageRef) -> None:
+        self.deps, self.ref = deps, ref
+        self.lookups: list[tuple[set[str], Lookup]] = []
+
+    def __call__(self, ids: set[str], slots: set[str]) -> tuple[dict[str, dict], dict[str, dict]]:
+        found = self.deps.log.rows.lookup(self.ref, ids, slots)
+        self.lookups.append((ids, found))
+        active = {
+            rid: row.record for rid, row in found.by_id.items() if row.active and row.record is not None
+        }
+        return active, {slot: row.record for slot, row in found.by_slot.items() if row.record is not None}
+
+    def rows(self) -> dict[str, LogRow]:
+        out: dict[str, LogRow] = {}
+        for _, found in self.lookups:
+            out.update((rid, row) for rid, row in found.by_id.items() if row.active)
+            out.update((row.id, row) for row in found.by_slot.values())
+        return out
+
+    def expected(self) -> tuple[dict[str, int | None], dict[str, str | None]]:
+        seqs: dict[str, int | None] = {}
+        slots: dict[str, str | None] = {}
+        for ids, found in self.lookups:
+            for rid, seq in found.seen_seqs(ids).items():
+                seqs.setdefault(rid, seq)
+            for slot, pointer in found.pointers.items():
+                slots.setdefault(slot, pointer)
+        return seqs, slots
 
 
 def _merge_and_append(
-    deps: Deps, tenant: str, package: str, actor: str, bundle: Any, slots: list[str]
+    deps: Deps, ref: PackageRef, actor: str, bundle: Any, on_forgotten: str
 ) -> IngestSummary:
-    from acx.adapters.log_store import Conflict
-    from acx.core.merge import MergeConflict, merge_into
+    from acx.adapters.log_store import Conflict, Forgotten
+    from acx.core.merge import MergeConflict, merge_into, slot_keys
 
+    keyer, near = deps.forget_keys, deps.near
+    all_probes = forgetting.probes(keyer, bundle.records, near)
+    incoming_files = [
+        FileWrite(p, c, forgetting.file_key(keyer, c)) for p, c in [*bundle.knowledge, *bundle.skills]
+    ]
+    skipped: dict[int, forgetting.Hit] = {}
+    skipped_files: set[str] = set()
     for attempt in range(MAX_CONFLICT_RETRIES):
-        seen: dict[str, int | None] = {}
-        seen_slots: dict[str, str | None] = {}
-        rows: dict[str, dict[str, Any]] = {}
-
-        def lookup(
-            ids: set[str],
-            slots: set[str],
-            seen: dict[str, int | None] = seen,
-            seen_slots: dict[str, str | None] = seen_slots,
-            rows: dict[str, dict[str, Any]] = rows,
-        ) -> tuple[dict[str, dict], dict[str, dict]]:
-            by_id, by_slot, pointers = deps.log.lookup(tenant, package, ids, slots)
-            active = {rid: row for rid, row in by_id.items() if row["state"] == "active"}
-            rows.update(active)
-            rows.update((row["id"], row) for row in by_slot.values())
-            for rid in ids:
-                seen.setdefault(rid, active[rid]["seq"] if rid in active else None)
-            for row in by_slot.values():
-                seen.setdefault(row["id"], row["seq"])
-            for slot, pointer in pointers.items():
-                seen_slots.setdefault(slot, pointer)
-            return (
-                {rid: row["record"] for rid, row in active.items()},
-                {slot: row["record"] for slot, row in by_slot.items()},
-            )
-
+        keep = [i for i in range(len(bundle.records)) if i not in skipped]
+        records = [bundle.records[i] for i in keep]
+        probes = [all_probes[i] for i in keep]
+        files = [f for f in incoming_files if f.path not in skipped_files]
+        slots = slot_keys(records)
+        reader = _Reader(deps, ref)
         try:
-            plan = merge_into(lookup, bundle.records, slots)
+            plan = merge_into(reader, records, slots)
         except MergeConflict as exc:
             raise ServiceError(422, "merge_conflict", str(exc)) from None
-        files = _changed_files(deps, tenant, package, bundle)
-        if not plan.writes and not plan.retired and not files:
-            _store_canonical(deps, tenant, package, bundle)
-            return IngestSummary(
-                plan.accepted,
-                plan.merged,
-                plan.unchanged,
-                0,
-                None,
-                None,
-                deps.log.latest_checkpoint(tenant, package),
-                None,
-            )
+        changed = _changed_files(deps, ref, files)
+        summary = IngestSummary(
+            plan.accepted,
+            plan.merged,
+            plan.unchanged,
+            len(skipped),
+            None,
+            None,
+            None,
+            None,
+            [skipped[i] for i in sorted(skipped)],
+        )
+        if not plan.writes and not plan.retired and not changed:
+            if skipped and not records and not files:
+                summary.checkpoint = deps.log.latest_checkpoint(ref)
+                return summary  # everything was forgotten: nothing to store, not even the bundle
+            summary.checkpoint = deps.log.latest_checkpoint(ref)
+            summary.bundle = _store_canonical(deps, ref, bundle, set(skipped), skipped_files)
+            return summary
+
+        def guard(probes: list[forgetting.Probe] = probes, files: list[FileWrite] = files) -> None:
+            """Under the writer's lease: nothing forgotten may be written (the race closes here)."""
+            hits = deps.log.rows.tombstone_hits(ref, probes, near)
+            stones = deps.log.rows.file_forgotten(ref, [f.file_key for f in files if f.file_key])
+            refused = [f.path for f in files if f.file_key in stones]
+            if hits or refused:
+                raise Forgotten(hits, refused)
+
+        rows = reader.rows()
+        writes = [
+            _write(r, slot, forgetting.knowledge_key(keyer, r.get("title"), r.get("summary")), plan, rows)
+            for r, slot in zip(plan.writes, plan.write_slots, strict=True)
+        ]
+        expected, expected_slots = reader.expected()
         try:
-            writes = [
-                {"record": r, "slot": slot, **_history(r["id"], plan, rows)}
-                for r, slot in zip(plan.writes, plan.write_slots, strict=True)
-            ]
             result = deps.log.append(
-                tenant,
-                package,
+                ref,
                 actor,
                 writes,
                 retired=list(plan.retired),
-                files=files,
-                expected=seen,
-                expected_slots=seen_slots,
+                files=changed,
+                expected=expected,
+                expected_slots=expected_slots,
+                guard=guard,
             )
         except Conflict:
             time.sleep(random.uniform(0, 0.02 * 2**attempt))
             continue
-        key = _store_canonical(deps, tenant, package, bundle)
-        return IngestSummary(
-            plan.accepted,
-            plan.merged,
-            plan.unchanged,
-            0,
+        except Forgotten as hit:
+            if on_forgotten == "refuse":
+                raise forgotten_error(hit.hits, hit.files) from None
+            skipped.update((h.index, h) for h in hit.hits)
+            skipped_files.update(hit.files)
+            continue  # merge again without them (the skipped set only grows: this ends)
+        summary.from_seq, summary.to_seq, summary.checkpoint = (
             result.from_seq,
             result.to_seq,
             result.checkpoint,
-            key,
         )
+        summary.bundle = _store_canonical(deps, ref, bundle, set(skipped), skipped_files)
+        return summary
     raise ServiceError(
         503, "contention", "too many concurrent writers on this package; retry", headers={"Retry-After": "1"}
     )
 
 
-def _history(survivor: str, plan: Any, rows: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
-    """The slots and ids a survivor's memory held before (its own older versions, the stored records
-    folded into it): a later forget tombstones them all, so no older version comes back."""
+def _write(
+    record: dict[str, Any], slot: str, knowledge: str, plan: Any, rows: dict[str, LogRow]
+) -> RecordWrite:
+    """A survivor with the history a later forget tombstones: the slots, ids and knowledge keys its
+    memory held before (its own older versions, the stored records folded into it)."""
     slots: list[str] = []
     ids: list[str] = []
-    for rid in [survivor, *plan.absorbed.get(survivor, [])]:
+    keys: list[str] = []
+    for rid in [record["id"], *plan.absorbed.get(record["id"], [])]:
         row = rows.get(rid)
         if row is None:
             continue
-        slots += [*row["pastSlots"], row["slot"]]
-        ids += [*row["pastIds"], rid]
-    if not slots:
-        return {}  # a new memory: nothing to carry (the common case; no lists per record)
-    return {"pastSlots": list(dict.fromkeys(slots)), "pastIds": list(dict.fromkeys(ids))}
+        slots += [*row.past_slots, *([row.slot] if row.slot else [])]
+        ids += [*row.past_ids, rid]
+        keys += [*row.past_keys, *([row.knowledge] if row.knowledge else [])]
+    return RecordWrite(
+        record,
+        slot,
+        knowledge,
+        tuple(dict.fromkeys(slots)),
+        tuple(dict.fromkeys(ids)),
+        tuple(dict.fromkeys(keys)),
+    )
 
 
-def _changed_files(deps: Deps, tenant: str, package: str, bundle: Any) -> list[tuple[str, str]]:
+def _changed_files(deps: Deps, ref: PackageRef, incoming: list[FileWrite]) -> list[FileWrite]:
     """Knowledge and skill files whose content differs from the stored latest version of that path."""
-    incoming = [*bundle.knowledge, *bundle.skills]
     if not incoming:
         return []
-    stored = dict(deps.log.read_files(tenant, package))
-    return [(path, content) for path, content in incoming if stored.get(path) != content]
+    stored = dict(deps.log.rows.read_files(ref))
+    return [f for f in incoming if stored.get(f.path) != f.content]
 
 
-def _store_canonical(deps: Deps, tenant: str, package: str, bundle: Any) -> str:
+def _store_canonical(
+    deps: Deps,
+    ref: PackageRef,
+    bundle: Any,
+    skip: Set[int] = frozenset(),
+    skip_files: Set[str] = frozenset(),
+) -> str:
     """Write the bundle's canonical JSON to the data bucket, content-addressed (same bytes, same key).
 
     The bytes go through a spool file (in memory up to ``SPOOL_IN_MEMORY``, then /tmp), so a large
-    upload is never held twice; the key is the sha256 computed while writing.
+    upload is never held twice; the key is the sha256 computed while writing. Skipped (forgotten)
+    records and files are left out: their text is never stored.
     """
+    import dataclasses
     import tempfile
 
+    if skip or skip_files:  # vectors are derived from the text: dropped with the skipped records
+        bundle = dataclasses.replace(
+            bundle,
+            records=[r for i, r in enumerate(bundle.records) if i not in skip],
+            knowledge=[(p, c) for p, c in bundle.knowledge if p not in skip_files],
+            skills=[(p, c) for p, c in bundle.skills if p not in skip_files],
+            vectors=None,
+        )
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY) as spool:
         digest = bundle.write_canonical(spool)
         spool.seek(0)
-        key = f"bundles/{tenant}/{package}/{digest}.json"
+        key = f"{ref.prefix('bundles')}{digest}.json"
         deps.data.put_file(key, spool)
     return key

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from acx.contract import ERR_INVALID_CURSOR
+from acx.core.package import PackageRef
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
 
@@ -18,7 +19,7 @@ def _bad_cursor() -> ServiceError:
 
 
 def _require(deps: Deps, tenant: str, package: str) -> None:
-    if not deps.log.package_exists(tenant, package):
+    if not deps.log.package_exists(PackageRef(tenant, package)):
         raise not_found()
 
 
@@ -31,14 +32,15 @@ def list_packages(deps: Deps, tenant: str, limit: int, cursor: str | None) -> di
         raise _bad_cursor() from None
     out = []
     for package in sorted(names):
-        head = deps.log.head(tenant, package)
-        lock = deps.log.admin_lock(tenant, package) or {}
+        ref = PackageRef(tenant, package)
+        head = deps.log.head(ref)
+        lock = deps.log.admin_lock(ref) or {}
         out.append(
             {
                 "package": package,
                 "records": catalog.active_records(tenant, package),
-                "logSize": int(head.get("size", 0)),
-                "lastCheckpoint": deps.log.latest_checkpoint(tenant, package),
+                "logSize": head.size,
+                "lastCheckpoint": deps.log.latest_checkpoint(ref),
                 "locked": bool(lock.get("locked")),
             }
         )
@@ -80,21 +82,22 @@ def list_entries(deps: Deps, tenant: str, package: str, limit: int, cursor: str 
         if not cursor.isdigit() or len(cursor) > 16:
             raise _bad_cursor()
         start = int(cursor)
-    size = int(deps.log.head(tenant, package).get("size", 0))
+    ref = PackageRef(tenant, package)
+    size = deps.log.head(ref).size
     end = min(size, start + limit)
     out = []
-    for entry in deps.log.entries(tenant, package, start, end):
-        payload = entry.get("payload") or {}
-        key = entry.get("key")
+    for entry in deps.log.entries(ref, start, end):
+        payload = entry.payload
+        key = entry.key[2:] if entry.key and entry.key.startswith("r#") else None
         out.append(
             {
-                "seq": int(entry["seq"]),
+                "seq": entry.seq,
                 "operation": str(payload.get("operation")),
                 "tier": payload.get("tier"),
                 "recordId": key if isinstance(key, str) else None,
                 "contentHash": payload.get("contentHash"),
-                "hash": entry["hash"],
-                "prevHash": entry["prevHash"],
+                "hash": entry.hash,
+                "prevHash": entry.prev_hash,
                 "time": payload.get("createdAt"),
             }
         )

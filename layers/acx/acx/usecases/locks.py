@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from acx.core.package import PackageRef
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
 
@@ -28,7 +29,7 @@ def locked_error() -> ServiceError:
 
 def is_locked(deps: Deps, tenant: str, package: str) -> bool:
     """One consistent read of the head item (no item, or never locked: False)."""
-    state = deps.log.admin_lock(tenant, package)
+    state = deps.log.admin_lock(PackageRef(tenant, package))
     return bool(state and state.get("locked"))
 
 
@@ -64,17 +65,18 @@ def set_lock(
 ) -> dict[str, Any]:
     """Lock or unlock; idempotent (already in that state: no new entry, ``log`` seqs null)."""
     reason = check_reason(reason)
-    if not deps.log.package_exists(tenant, package):
+    ref = PackageRef(tenant, package)
+    if not deps.log.package_exists(ref):
         raise not_found()
     if is_locked(deps, tenant, package) == locked:
         return {
             "locked": locked,
             "changed": False,
             "log": {"fromSeq": None, "toSeq": None},
-            "checkpoint": deps.log.latest_checkpoint(tenant, package),
+            "checkpoint": deps.log.latest_checkpoint(ref),
         }
     content_hash = lock_content_hash(locked, reason)
-    result = deps.log.set_admin_lock(tenant, package, actor, locked, content_hash)
+    result = deps.log.set_admin_lock(ref, actor, locked, content_hash)
     return {
         "locked": locked,
         "changed": True,

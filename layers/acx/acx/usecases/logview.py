@@ -1,25 +1,33 @@
-"""Read side of the log: head and checkpoint, verification, and RFC 9162 proofs."""
+"""Read side of the log: head and checkpoint, verification, and RFC 9162 proofs.
+
+Proofs are built here from one read of the leaf hashes (``receipts.leaf_hashes``, the same read
+export uses), not in the store.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from acx.core import merkle
+from acx.core.package import PackageRef
+from acx.core.rows import ConsistencyProof, InclusionProof
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
 
 
-def _require(deps: Deps, tenant: str, package: str) -> dict[str, Any]:
-    head = deps.log.head(tenant, package) if deps.log.package_exists(tenant, package) else None
-    if not head:
+def _require(deps: Deps, ref: PackageRef) -> int:
+    """The package's log size; 404 when it has no log."""
+    if not deps.log.package_exists(ref):
         raise not_found()
-    return head
+    return deps.log.head(ref).size
 
 
 def log_head(deps: Deps, tenant: str, package: str) -> dict[str, Any]:
-    head = _require(deps, tenant, package)
+    ref = PackageRef(tenant, package)
+    size = _require(deps, ref)
     return {
-        "size": int(head.get("size", 0)),
-        "checkpoint": deps.log.latest_checkpoint(tenant, package),
+        "size": size,
+        "checkpoint": deps.log.latest_checkpoint(ref),
         "verifierKey": deps.log.verifier_key(),
     }
 
@@ -27,19 +35,33 @@ def log_head(deps: Deps, tenant: str, package: str) -> dict[str, Any]:
 def verify(deps: Deps, tenant: str, package: str) -> dict[str, Any]:
     from acx.usecases.verify import verify_package
 
-    _require(deps, tenant, package)
-    return verify_package(deps.log, tenant, package).to_dict()  # type: ignore[no-any-return]
+    ref = PackageRef(tenant, package)
+    _require(deps, ref)
+    return verify_package(deps.log, ref, deps.settings.publisher_id).to_dict()
+
+
+def inclusion_proof(deps: Deps, ref: PackageRef, index: int, size: int) -> InclusionProof:
+    leaves = deps.log.receipts.leaf_hashes(ref, size)
+    proof = merkle.inclusion_proof(index, size, merkle.from_leaves(leaves))
+    return InclusionProof(index, size, leaves[index], list(proof))
+
+
+def consistency_proof(deps: Deps, ref: PackageRef, first: int, second: int) -> ConsistencyProof:
+    leaves = deps.log.receipts.leaf_hashes(ref, second)
+    return ConsistencyProof(
+        first, second, list(merkle.consistency_proof(first, second, merkle.from_leaves(leaves)))
+    )
 
 
 def inclusion(deps: Deps, tenant: str, package: str, index: int, size: int) -> dict[str, Any]:
-    head = _require(deps, tenant, package)
-    if not 0 <= index < size <= int(head.get("size", 0)):
+    ref = PackageRef(tenant, package)
+    if not 0 <= index < size <= _require(deps, ref):
         raise ServiceError(400, "invalid_range", "need 0 <= index < size <= log size", "index")
-    return deps.log.inclusion_proof(tenant, package, index, size)  # type: ignore[no-any-return]
+    return inclusion_proof(deps, ref, index, size).to_dict()
 
 
 def consistency(deps: Deps, tenant: str, package: str, first: int, second: int) -> dict[str, Any]:
-    head = _require(deps, tenant, package)
-    if not 1 <= first <= second <= int(head.get("size", 0)):
+    ref = PackageRef(tenant, package)
+    if not 1 <= first <= second <= _require(deps, ref):
         raise ServiceError(400, "invalid_range", "need 1 <= from <= to <= log size", "from")
-    return deps.log.consistency_proof(tenant, package, first, second)  # type: ignore[no-any-return]
+    return consistency_proof(deps, ref, first, second).to_dict()

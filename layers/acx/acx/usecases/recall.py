@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from acx.contract import ERR_INVALID_CURSOR, ERR_INVALID_REQUEST, RECALL_MAX_LIMIT
+from acx.core.records import zone_for
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
 
@@ -46,23 +47,21 @@ def recall(
         raise ServiceError(400, ERR_INVALID_REQUEST, "tier must be rom or save", "$.tier")
     if not 1 <= limit <= MAX_LIMIT:
         raise ServiceError(400, ERR_INVALID_REQUEST, f"limit must be between 1 and {MAX_LIMIT}", "$.limit")
-    if not deps.log.package_exists(tenant, package):
+    from acx.core.package import PackageRef
+
+    ref = PackageRef(tenant, package)
+    if not deps.log.package_exists(ref):
         raise not_found()
     records: list[Any] = []
     used = 0
     try:
         while True:
-            rows, cursor = deps.log.list_active(
-                tenant,
-                package,
-                zone=tier,
-                tag=tag,
-                limit=min(READ_CHUNK, limit - len(records)),
-                cursor=cursor,
+            rows, cursor = deps.log.rows.list_active(
+                ref, zone=tier, tag=tag, limit=min(READ_CHUNK, limit - len(records)), cursor=cursor
             )
             for row in rows:
-                records.append(row["record"])
-                used += _size(row["record"])
+                records.append(row.record)
+                used += _size(row.record)
             if cursor is None or len(records) >= limit or used >= PAGE_BYTES:
                 break
     except CorruptStore:
@@ -80,16 +79,18 @@ def get_memory(deps: Deps, tenant: str, package: str, record_id: str) -> dict[st
 
     if not record_id or len(record_id) > ID_MAX_LENGTH:
         raise ServiceError(400, ERR_INVALID_REQUEST, f"id must be 1-{ID_MAX_LENGTH} characters", "$.id")
-    if not deps.log.package_exists(tenant, package):
+    from acx.core.package import PackageRef
+
+    ref = PackageRef(tenant, package)
+    if not deps.log.package_exists(ref):
         raise not_found()
-    by_id, _, _ = deps.log.lookup(tenant, package, {record_id}, set())
-    row = by_id.get(record_id)
-    if row is None or row.get("state") != "active" or row.get("record") is None:
+    row = deps.log.rows.get(ref, record_id)
+    if row is None or not row.active or row.record is None:
         raise not_found("memory")
     return {
         "advisory": ADVISORY,
-        "record": row["record"],
-        "zone": row["zone"] or ("rom" if row["record"].get("portable") is True else "save"),
-        "contentHash": row["contentHash"],
-        "seq": row["seq"],
+        "record": row.record,
+        "zone": row.zone or zone_for(row.record.get("portable")),
+        "contentHash": row.content_hash,
+        "seq": row.seq,
     }

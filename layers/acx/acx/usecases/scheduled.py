@@ -14,7 +14,7 @@ def verify_everything(deps: Deps) -> dict[str, Any]:
     from acx.usecases.verify import verify_all
 
     packages: list[dict[str, Any]] = []
-    for result in verify_all(deps.log, incremental=True):
+    for result in verify_all(deps.log, deps.settings.publisher_id, incremental=True):
         packages.append(result.to_dict())
     failed = [p for p in packages if p["status"] != "ok"]
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")

@@ -14,31 +14,33 @@ as an orphan, not as tampering.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from acx.core import log as logcore
 from acx.core import merkle
-from acx.core.checkpoint import CheckpointError, origin_for, verify_checkpoint
+from acx.core.append import LogHead
+from acx.core.checkpoint import CheckpointError, verify_checkpoint
+from acx.core.log import Entry
+from acx.core.package import PackageRef
+from acx.core.rows import CorruptStore, FileRow, LogRow
 
 MAX_ORPHANS_REPORTED = 100
 
 
 class Store(Protocol):
-    """What the verifier needs from :class:`acx.adapters.log_store.LogStore`."""
+    """What the verifier reads: typed entries and rows (see :class:`acx.adapters.log_store.LogStore`)."""
 
-    def head(self, tenant: str, package: str) -> dict[str, Any]: ...
-    def entries(
-        self, tenant: str, package: str, start: int = 0, end: int | None = None
-    ) -> Iterator[dict[str, Any]]: ...
-    def iter_rows(self, tenant: str, package: str, prefix: str = "r#") -> Iterator[dict[str, Any]]: ...
-    def get_rows(self, tenant: str, package: str, keys: Any) -> dict[str, dict[str, Any]]: ...
-    def latest_checkpoint(self, tenant: str, package: str) -> str | None: ...
+    def log_head(self, ref: PackageRef) -> LogHead: ...
+    def entries(self, ref: PackageRef, start: int = 0, end: int | None = None) -> Iterator[Entry]: ...
+    def all_rows(self, ref: PackageRef) -> Iterator[LogRow | FileRow]: ...
+    def rows_by_key(self, ref: PackageRef, keys: Sequence[str]) -> list[LogRow | FileRow]: ...
+    def latest_checkpoint(self, ref: PackageRef) -> str | None: ...
     def verifier_key(self) -> str: ...
-    def get_witness(self, tenant: str, package: str) -> dict[str, Any] | None: ...
-    def put_witness(self, tenant: str, package: str, state: dict[str, Any]) -> bool: ...
-    def packages(self) -> Iterator[tuple[str, str]]: ...
+    def witness(self, ref: PackageRef) -> dict[str, Any] | None: ...
+    def put_witness(self, ref: PackageRef, state: dict[str, Any]) -> bool: ...
+    def packages(self) -> Iterator[PackageRef]: ...
 
 
 @dataclass
@@ -90,20 +92,15 @@ class _Broken(Exception):
         self.seq, self.reason, self.detail = seq, reason, detail
 
 
-def _hex(value: Any) -> str:
-    return bytes(value).hex() if isinstance(value, bytes | bytearray) else str(value)
-
-
 def verify_package(
-    store: Store, tenant: str, package: str, incremental: bool = False, update_witness: bool = True
+    store: Store, ref: PackageRef, publisher_id: str, incremental: bool = False, update_witness: bool = True
 ) -> VerifyResult:
-    """Verify one package's log; on ``ok`` advance the witness to the verified checkpoint."""
-    from acx.adapters.log_store import CorruptStore  # the error type only; no boto3 use here
-
+    """Verify one package's log; on ``ok`` advance the witness to the verified checkpoint.
+    ``publisher_id`` names whose checkpoints these are (the origin line must match it)."""
     started = time.perf_counter()
-    result = VerifyResult(tenant, package, incremental=incremental)
+    result = VerifyResult(ref.tenant, ref.package, incremental=incremental)
     try:
-        _verify(store, tenant, package, incremental, update_witness, result)
+        _verify(store, ref, publisher_id, incremental, update_witness, result)
     except _Broken as exc:
         result.status, result.first_bad_seq, result.reason, result.detail = (
             "broken",
@@ -120,10 +117,15 @@ def verify_package(
 
 
 def _verify(
-    store: Store, tenant: str, package: str, incremental: bool, update_witness: bool, result: VerifyResult
+    store: Store,
+    ref: PackageRef,
+    publisher_id: str,
+    incremental: bool,
+    update_witness: bool,
+    result: VerifyResult,
 ) -> None:
-    chain = logcore.chain_key(tenant, package)
-    witness = store.get_witness(tenant, package)
+    chain = ref.chain_key
+    witness = store.witness(ref)
     w_size = int(witness["size"]) if witness else 0
     result.witness_size = w_size if witness else None
     start = w_size if incremental and witness else 0
@@ -131,44 +133,44 @@ def _verify(
         assert witness is not None
         rng = merkle.CompactRange.from_hex(w_size, witness["range"])
         prev = witness["chainHead"]
-        anchor = list(store.entries(tenant, package, start - 1, start))
+        anchor = list(store.entries(ref, start - 1, start))
         if not anchor:
             raise _Broken(start - 1, "truncated", f"witnessed entry {start - 1} is gone from the receipts")
-        if anchor[0]["hash"] != prev:
+        if anchor[0].hash != prev:
             raise _Broken(start - 1, "witness-mismatch", "witnessed entry was rewritten")
     else:
         rng, prev = merkle.CompactRange(), logcore.GENESIS
     base = rng.copy()
     witnessed_range: merkle.CompactRange | None = base if start else None
     new_leaves: list[bytes] = []
-    by_seq: dict[int, dict[str, Any]] = {}
+    by_seq: dict[int, Entry] = {}
     latest: dict[str, int] = {}
     expected_seq = start
-    for entry in store.entries(tenant, package, start):
-        seq = entry["seq"]
+    for entry in store.entries(ref, start):
+        seq = entry.seq
         if seq != expected_seq:
             raise _Broken(
                 expected_seq, "sequence-gap", f"expected entry {expected_seq}, receipts jump to {seq}"
             )
-        payload = entry["payload"]
+        payload = entry.payload
         logcore.validate_payload(payload)
         if payload["chainKey"] != chain:
             raise _Broken(seq, "chain-key", "entry belongs to another chain")
-        if entry["prevHash"] != prev:
+        if entry.prev_hash != prev:
             raise _Broken(seq, "link", "prevHash does not match the previous entry's hash")
-        if logcore.entry_hash(prev, payload) != entry["hash"]:
+        if logcore.entry_hash(prev, payload) != entry.hash:
             raise _Broken(seq, "entry-hash", "entry hash does not match its payload")
         if payload["operation"] == "forget":
             covered = by_seq.get(payload["covers"]["seq"])
-            if covered is not None and covered["hash"] != payload["covers"]["hash"]:
+            if covered is not None and covered.hash != payload["covers"]["hash"]:
                 raise _Broken(seq, "covers", "forget entry covers a different entry")
-        prev = entry["hash"]
+        prev = entry.hash
         leaf = merkle.leaf_hash(bytes.fromhex(prev))
         rng.append_leaf_hash(leaf)
         new_leaves.append(leaf)
         by_seq[seq] = entry
-        if entry.get("key"):
-            latest[entry["key"]] = seq
+        if entry.key:
+            latest[entry.key] = seq
         expected_seq += 1
         if witness and not start and rng.size == w_size:
             witnessed_range = rng.copy()
@@ -176,9 +178,7 @@ def _verify(
     result.size, result.checked = size, size - start
 
     if size == 0:
-        if any(True for _ in store.iter_rows(tenant, package, "r#")) or any(
-            True for _ in store.iter_rows(tenant, package, "f#")
-        ):
+        if any(True for _ in store.all_rows(ref)):
             result.status, result.reason = "unverifiable", "no-receipts"
             result.detail = "rows exist but there are no receipts to verify them against"
             return
@@ -204,13 +204,13 @@ def _verify(
         if not merkle.verify_consistency(w_size, size, bytes.fromhex(witness["root"]), root, proof):
             raise _Broken(None, "witness-inconsistent", "log is not an extension of the witnessed log")
 
-    head = store.head(tenant, package)
-    if head["size"] != size or (size and (head["chainHead"] != prev or head["root"] != root.hex())):
+    head = store.log_head(ref)
+    if head.size != size or (size and (head.chain_head != prev or head.root != root)):
         raise _Broken(
-            min(head["size"], size), "head-mismatch", f"head says size {head['size']}, receipts give {size}"
+            min(head.size, size), "head-mismatch", f"head says size {head.size}, receipts give {size}"
         )
 
-    text = store.latest_checkpoint(tenant, package)
+    text = store.latest_checkpoint(ref)
     if size and text is None:
         raise _Broken(size - 1, "checkpoint-missing", "no signed checkpoint for a non-empty log")
     if text is not None:
@@ -219,7 +219,7 @@ def _verify(
         except CheckpointError as exc:
             raise _Broken(None, "checkpoint-signature", str(exc)) from None
         result.checkpoint_size = cp.size
-        if cp.origin != origin_for(_publisher(store), tenant, package):
+        if cp.origin != ref.origin(publisher_id):
             raise _Broken(None, "checkpoint-origin", f"checkpoint is for {cp.origin}")
         if witness and cp.size < w_size:
             raise _Broken(
@@ -232,12 +232,11 @@ def _verify(
                 f"signed checkpoint (size {cp.size}) does not match the log (size {size})",
             )
 
-    _check_rows(store, tenant, package, start, by_seq, latest, result)
+    _check_rows(store, ref, start, by_seq, latest, result)
 
     if update_witness and size and text is not None and (not witness or size >= w_size):
         store.put_witness(
-            tenant,
-            package,
+            ref,
             {
                 "size": size,
                 "root": root.hex(),
@@ -249,69 +248,50 @@ def _verify(
         )
 
 
-def _publisher(store: Store) -> str:
-    settings = getattr(store, "settings", None)
-    return str(getattr(settings, "publisher_id", "dev.acx.local"))
-
-
 def _check_rows(
     store: Store,
-    tenant: str,
-    package: str,
+    ref: PackageRef,
     start: int,
-    by_seq: dict[int, dict[str, Any]],
+    by_seq: dict[int, Entry],
     latest: dict[str, int],
     result: VerifyResult,
 ) -> None:
-    if start:  # incremental: only the rows the new entries point at
-        items: list[dict[str, Any]] = list(store.get_rows(tenant, package, sorted(latest)).values())
-    else:
-        items = [*store.iter_rows(tenant, package, "r#"), *store.iter_rows(tenant, package, "f#")]
+    rows = store.rows_by_key(ref, sorted(latest)) if start else list(store.all_rows(ref))
     seen: dict[str, int] = {}
-    for item in items:
-        sk = item["sk"]
-        try:
-            seq = int(item["seq"])
-            row_ch = _hex(item["contentHash"])
-            row_h = _hex(item["entryHash"])
-        except (KeyError, TypeError, ValueError):
-            from acx.adapters.log_store import CorruptStore
-
-            raise CorruptStore(f"row {sk} lacks seq/contentHash/entryHash") from None
+    for row in rows:
+        sk, seq = row.key, row.seq
         seen[sk] = seq
         if start and seq < start:
             continue  # an older version: the new entry for it is an orphan (reported below)
         entry = by_seq.get(seq)
         if entry is None:
             raise _Broken(seq, "row-without-receipt", f"row {sk} names entry {seq}, which no receipt holds")
-        if entry["hash"] != row_h or entry["payload"]["contentHash"] != row_ch or entry.get("key") != sk:
+        if entry.hash != row.entry_hash or entry.content_hash != row.content_hash or entry.key != sk:
             raise _Broken(seq, "row-receipt-mismatch", f"row {sk} does not match its receipt entry")
-        if sk.startswith("f#"):
-            content = item.get("content")
-            if not isinstance(content, str) or logcore.file_content_hash(sk[2:], content) != row_ch:
+        want = "remember" if row.active else "forget"
+        if isinstance(row, FileRow):
+            if row.active and (
+                row.content is None or logcore.file_content_hash(row.path, row.content) != row.content_hash
+            ):
                 raise _Broken(seq, "content-hash", f"file {sk} does not hash to its content hash")
-        elif item.get("state") == "active":
-            from acx.adapters.log_store import decompress
-
-            record = decompress(item.get("body", b""))
-            if logcore.content_hash(record) != row_ch:
+            if not row.active and row.content is not None:
+                raise _Broken(seq, "plaintext-after-forget", f"forgotten file {sk} still holds its content")
+        elif row.active:
+            if row.record is None or logcore.content_hash(row.record) != row.content_hash:
                 raise _Broken(seq, "content-hash", f"row {sk} plaintext does not hash to its content hash")
-            if entry["payload"]["operation"] != "remember":
-                raise _Broken(seq, "row-receipt-mismatch", f"active row {sk} points at a forget entry")
-        elif item.get("state") == "tombstoned":
-            if "body" in item or "tags" in item:
-                raise _Broken(seq, "plaintext-after-forget", f"tombstoned row {sk} still holds plaintext")
-            if entry["payload"]["operation"] != "forget":
-                raise _Broken(seq, "row-receipt-mismatch", f"tombstoned row {sk} has no forget entry")
-        else:
-            from acx.adapters.log_store import CorruptStore
-
-            raise CorruptStore(f"row {sk} has unknown state")
-    result.rows = len(items)
+        elif row.holds_plaintext:
+            raise _Broken(seq, "plaintext-after-forget", f"tombstoned row {sk} still holds plaintext")
+        if entry.operation != want:
+            raise _Broken(
+                seq, "row-receipt-mismatch", f"{row.state} row {sk} points at a {entry.operation} entry"
+            )
+    result.rows = len(rows)
     orphans = [seq for key, seq in latest.items() if seen.get(key, -1) < seq]
     result.orphans = sorted(orphans)
 
 
-def verify_all(store: Store, incremental: bool = True, update_witness: bool = True) -> list[VerifyResult]:
+def verify_all(
+    store: Store, publisher_id: str, incremental: bool = True, update_witness: bool = True
+) -> list[VerifyResult]:
     """Verify every package that has a head item."""
-    return [verify_package(store, t, p, incremental, update_witness) for t, p in store.packages()]
+    return [verify_package(store, ref, publisher_id, incremental, update_witness) for ref in store.packages()]

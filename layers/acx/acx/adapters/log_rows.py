@@ -1,0 +1,386 @@
+"""Rows, slot index, files and tombstones of a package (RecordsTable), as typed values.
+
+Items (``pk = <tenant>#<package>``): ``r#<id>`` memory rows, ``s#<slot>`` -> record id, ``f#<path>``
+files, and tombstones of keyed hashes only (see :mod:`acx.core.forgetting`): ``t#k#<knowledge key>``,
+``t#i#<id key>``, ``t#f#<file key>`` and the near-copy bands ``t#n#<band key>`` (each a map of
+tombstone -> sketch, forget seq).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from acx.adapters.dynamo import CorruptStore, Dynamo, compress, decompress, key, to_item
+from acx.core import forgetting
+from acx.core import log as logcore
+from acx.core.package import PackageRef
+from acx.core.rows import FileRow, FileWrite, LogRow, Lookup, RecordWrite
+
+MAX_ITEM_BYTES = 350_000  # under DynamoDB's 400 KB, leaving room for attribute names and keys
+MAX_HISTORY = 32  # past slots / absorbed ids / their keys kept per row (most recent)
+
+Request = tuple[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class PreparedRow:
+    """A write with its stored body and content hash computed once."""
+
+    write: RecordWrite
+    body: bytes
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class Tombstones:
+    """The keyed hashes a forget files: exact keys, id keys, file keys, and near-copy sketches."""
+
+    knowledge: tuple[str, ...] = ()
+    ids: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    sketches: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (knowledge key, sketch)
+
+    @classmethod
+    def union(cls, parts: Sequence[Tombstones]) -> Tombstones:
+        def merged(name: str) -> tuple[Any, ...]:
+            return tuple(dict.fromkeys(x for p in parts for x in getattr(p, name)))
+
+        sketches = tuple({kk: sk for p in parts for kk, sk in p.sketches}.items())
+        return cls(merged("knowledge"), merged("ids"), merged("files"), sketches)
+
+
+def _hex(value: Any) -> str:
+    return bytes(value).hex()
+
+
+def prepare(write: RecordWrite) -> PreparedRow:
+    canonical_json = logcore.dumps_record(write.record)  # once, for the body and the content hash
+    body = compress(write.record, canonical_json)
+    if len(body) > MAX_ITEM_BYTES:
+        raise ValueError(f"record {write.id} is too large to store")
+    return PreparedRow(write, body, logcore.canonical_content_hash(canonical_json))
+
+
+def decode_row(item: dict[str, Any]) -> LogRow:
+    try:
+        state = item["state"]
+        body = item.get("body")
+        if state == "active" and not isinstance(body, bytes):
+            raise CorruptStore(f"active row {item['sk']} has no body")
+        if state not in ("active", "tombstoned"):
+            raise CorruptStore(f"row {item['sk']} has unknown state")
+        return LogRow(
+            id=item["sk"][2:],
+            seq=int(item["seq"]),
+            content_hash=_hex(item["contentHash"]),
+            entry_hash=_hex(item["entryHash"]),
+            state=state,
+            record=decompress(body) if isinstance(body, bytes) and state == "active" else None,
+            slot=item.get("slot"),
+            zone=item.get("zone"),
+            cbf=item.get("cbf"),
+            tags=[t for t in item.get("tags") or [] if isinstance(t, str)],
+            past_slots=list(item.get("pastSlots") or []),
+            past_ids=list(item.get("pastIds") or []),
+            knowledge=item.get("kk"),
+            past_keys=list(item.get("pastKeys") or []),
+            forgotten_seq=item.get("forgottenSeq"),
+            forget_op=(int(item["forgetOp"][0]), int(item["forgetOp"][1])) if item.get("forgetOp") else None,
+            holds_plaintext="body" in item or "tags" in item,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptStore(
+            f"row {item.get('sk')} lacks or mangles seq/contentHash/entryHash: {exc}"
+        ) from None
+
+
+def decode_file(item: dict[str, Any]) -> FileRow:
+    try:
+        state = item.get("state", "active")
+        content = item.get("content")
+        if state == "active" and not isinstance(content, str):
+            raise CorruptStore(f"file {item['sk']} has no content")
+        return FileRow(
+            path=item["sk"][2:],
+            seq=int(item["seq"]),
+            content_hash=_hex(item["contentHash"]),
+            entry_hash=_hex(item["entryHash"]),
+            state=state,
+            content=content if isinstance(content, str) else None,
+            file_key=item.get("fk"),
+            forgotten_seq=item.get("forgottenSeq"),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptStore(f"file {item.get('sk')} does not decode: {exc}") from None
+
+
+class RowStore:
+    def __init__(self, db: Dynamo, table: str) -> None:
+        self.db = db
+        self.table = table
+
+    # ------------------------------------------------------------------ reads
+
+    def lookup(self, ref: PackageRef, ids: set[str], slots: set[str]) -> Lookup:
+        """Rows (any state) by id, active rows by slot key, and slot pointers. Point reads only."""
+        got = self.db.batch_get(self.table, ref.pk, [f"r#{i}" for i in ids] + [f"s#{s}" for s in slots])
+        by_id = {sk[2:]: decode_row(it) for sk, it in got.items() if sk.startswith("r#")}
+        slot_ids = {sk[2:]: it.get("recordId") for sk, it in got.items() if sk.startswith("s#")}
+        missing = {rid for rid in slot_ids.values() if isinstance(rid, str) and rid not in by_id}
+        extra = self.db.batch_get(self.table, ref.pk, [f"r#{r}" for r in missing]) if missing else {}
+        for sk, it in extra.items():
+            by_id.setdefault(sk[2:], decode_row(it))
+        by_slot: dict[str, LogRow] = {}
+        for slot, rid in slot_ids.items():
+            row = by_id.get(rid) if isinstance(rid, str) else None
+            if row is not None and row.active and row.slot == slot:
+                by_slot[slot] = row
+        pointers = {slot: slot_ids.get(slot) for slot in slots}
+        return Lookup({i: r for i, r in by_id.items() if i in ids}, by_slot, pointers)
+
+    def unchanged(self, ref: PackageRef, seqs: dict[str, int | None], slots: dict[str, str | None]) -> bool:
+        """Do the rows and slot items still read as the writer saw them (run under the lease)?"""
+        want = {f"r#{i}": ("seq", s) for i, s in seqs.items()} | {
+            f"s#{s}": ("recordId", r) for s, r in slots.items()
+        }
+        if not want:
+            return True
+        got = self.db.batch_get(self.table, ref.pk, list(want), ("seq", "recordId", "state"))
+        for sk, (attr, value) in want.items():
+            item = got.get(sk)
+            if item is not None and sk.startswith("r#") and item.get("state") != "active":
+                item = None  # a forgotten row reads as absent (what the writer's lookup saw)
+            if (item.get(attr) if item else None) != value:
+                return False
+        return True
+
+    def get(self, ref: PackageRef, record_id: str) -> LogRow | None:
+        item = self.db.get(self.table, ref.pk, f"r#{record_id}")
+        return decode_row(item) if item else None
+
+    def get_file(self, ref: PackageRef, path: str) -> FileRow | None:
+        item = self.db.get(self.table, ref.pk, f"f#{path}")
+        return decode_file(item) if item else None
+
+    def rows(self, ref: PackageRef, **extra: Any) -> Iterator[LogRow]:
+        """Every memory row, any state (paginated)."""
+        for item in self.db.query(self.table, ref.pk, prefix="r#", **extra):
+            yield decode_row(item)
+
+    def files(self, ref: PackageRef) -> Iterator[FileRow]:
+        for item in self.db.query(self.table, ref.pk, prefix="f#"):
+            yield decode_file(item)
+
+    def by_keys(self, ref: PackageRef, keys: Sequence[str]) -> list[LogRow | FileRow]:
+        got = self.db.batch_get(self.table, ref.pk, keys)
+        return [decode_file(it) if sk.startswith("f#") else decode_row(it) for sk, it in sorted(got.items())]
+
+    def iter_active(self, ref: PackageRef) -> Iterator[LogRow]:
+        for item in self.db.query(self.table, ref.pk, prefix="r#"):
+            if item.get("state") == "active":
+                yield decode_row(item)
+
+    def with_knowledge(self, ref: PackageRef, knowledge: str) -> list[LogRow]:
+        """Active rows whose text (or an older version folded into them) has this knowledge key.
+
+        A filtered Query over the package's rows: O(package), run by forget only (rare)."""
+        return list(
+            self.rows(
+                ref,
+                FilterExpression="#st = :active AND (#kk = :k OR contains(#pk2, :k))",
+                ExpressionAttributeNames={"#st": "state", "#kk": "kk", "#pk2": "pastKeys"},
+                ExpressionAttributeValues={":active": {"S": "active"}, ":k": {"S": knowledge}},
+            )
+        )
+
+    def list_active(
+        self,
+        ref: PackageRef,
+        zone: str | None = None,
+        tag: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[LogRow], str | None]:
+        """A page of active records in id order; the cursor is opaque (base64 of the last row key)."""
+        if limit < 1:
+            raise ValueError("limit must be >= 1")
+        start = None
+        if cursor:
+            try:
+                start = base64.urlsafe_b64decode(cursor.encode()).decode()
+            except (ValueError, UnicodeDecodeError):
+                raise ValueError("invalid cursor") from None
+            if not start.startswith("r#"):
+                raise ValueError("invalid cursor")
+        out: list[LogRow] = []
+        for item in self.db.query(
+            self.table, ref.pk, prefix="r#", start=start, page_size=min(limit + 1, 1000)
+        ):
+            last = item["sk"]
+            if item.get("state") != "active":
+                continue
+            row = decode_row(item)
+            if zone is not None and row.zone != zone:
+                continue
+            if tag is not None and tag not in row.tags:
+                continue
+            out.append(row)
+            if len(out) >= limit:
+                return out, base64.urlsafe_b64encode(last.encode()).decode()
+        return out, None
+
+    def read_files(self, ref: PackageRef) -> list[tuple[str, str]]:
+        """(path, content) of every live file."""
+        return [(f.path, f.content) for f in self.files(ref) if f.active and f.content is not None]
+
+    # ------------------------------------------------------------------ tombstones
+
+    def tombstone_hits(
+        self, ref: PackageRef, probes: Sequence[forgetting.Probe], near: forgetting.NearPolicy
+    ) -> list[forgetting.Hit]:
+        """The probes a tombstone refuses (exact knowledge key, id, or near copy). Point reads only:
+        the cost does not grow with the number of tombstones."""
+        if not probes:
+            return []
+        sks = [f"t#k#{p.knowledge}" for p in probes] + [f"t#i#{p.id_key}" for p in probes]
+        bands = {bk for p in probes if p.sketch is not None for bk in forgetting.band_keys(p.sketch)}
+        if near.enabled:
+            sks += [f"t#n#{bk}" for bk in bands]
+        got = self.db.batch_get(self.table, ref.pk, sks)
+        hits: dict[int, forgetting.Hit] = {}
+        for p in probes:
+            for rule, sk in (("exact", f"t#k#{p.knowledge}"), ("id", f"t#i#{p.id_key}")):
+                if sk in got and p.index not in hits:
+                    hits[p.index] = forgetting.Hit(p.index, p.record_id, rule, int(got[sk].get("seq", -1)))
+        if near.enabled:
+            candidates = {sk[4:]: self._band(it) for sk, it in got.items() if sk.startswith("t#n#")}
+            rest = [p for p in probes if p.index not in hits]
+            for h in forgetting.near_hits(candidates, rest, near.threshold):
+                hits[h.index] = h
+        return [hits[i] for i in sorted(hits)]
+
+    def file_forgotten(self, ref: PackageRef, file_keys: Iterable[str]) -> dict[str, int]:
+        """file key -> forget seq for the file keys a tombstone refuses."""
+        got = self.db.batch_get(self.table, ref.pk, [f"t#f#{k}" for k in file_keys])
+        return {sk[4:]: int(it.get("seq", -1)) for sk, it in got.items()}
+
+    @staticmethod
+    def _band(item: dict[str, Any]) -> dict[str, tuple[tuple[int, ...], int]]:
+        try:
+            return {
+                tid: (forgetting.unpack(bytes(v["s"])), int(v["q"]))
+                for tid, v in (item.get("m") or {}).items()
+            }
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptStore(f"tombstone band {item.get('sk')} does not decode: {exc}") from None
+
+    def tombstone_requests(self, ref: PackageRef, stones: Tombstones, seq: int) -> list[Request]:
+        """Put the tombstone items of one forget (run under the lease: band maps are read and merged,
+        so two forgets filed under one band both stay)."""
+        out: list[Request] = []
+        plain = [f"t#k#{k}" for k in stones.knowledge] + [f"t#i#{k}" for k in stones.ids]
+        plain += [f"t#f#{k}" for k in stones.files]
+        for sk in dict.fromkeys(plain):
+            out.append((self.table, {"PutRequest": {"Item": to_item({"pk": ref.pk, "sk": sk, "seq": seq})}}))
+        bands: dict[str, dict[str, Any]] = {}
+        for kk, sk_ in stones.sketches:
+            for bk in forgetting.band_keys(sk_):
+                bands.setdefault(bk, {})[kk[:16]] = {"s": forgetting.pack(sk_), "q": seq}
+        if bands:
+            old = self.db.batch_get(self.table, ref.pk, [f"t#n#{bk}" for bk in bands])
+            for bk, members in bands.items():
+                merged = {**(old.get(f"t#n#{bk}", {}).get("m") or {}), **members}
+                item = {"pk": ref.pk, "sk": f"t#n#{bk}", "m": merged}
+                out.append((self.table, {"PutRequest": {"Item": to_item(item)}}))
+        return out
+
+    # ------------------------------------------------------------------ writes
+
+    def write_requests(
+        self,
+        ref: PackageRef,
+        entries: Sequence[logcore.Entry],
+        rows: dict[str, PreparedRow],
+        files: dict[str, FileWrite],
+        retired: Sequence[str],
+    ) -> Iterator[Request]:
+        """The items of one operation's entries (row + slot index per record, one per file), built
+        lazily: only the batch being sent exists at once, whatever the operation's size."""
+        for e in entries:
+            assert e.key is not None
+            if e.key.startswith("f#"):
+                f = files[e.key]
+                item = {
+                    "pk": ref.pk,
+                    "sk": e.key,
+                    "seq": e.seq,
+                    "contentHash": bytes.fromhex(e.content_hash),
+                    "entryHash": bytes.fromhex(e.hash),
+                    "content": f.content,
+                    "fk": f.file_key,
+                }
+                yield self.table, {"PutRequest": {"Item": to_item(item)}}
+                continue
+            r = rows[e.key]
+            w = r.write
+            item = {
+                "pk": ref.pk,
+                "sk": e.key,
+                "seq": e.seq,
+                "contentHash": bytes.fromhex(e.content_hash),
+                "entryHash": bytes.fromhex(e.hash),
+                "slot": w.slot,
+                "zone": w.zone,
+                "cbf": w.record.get("codebaseFingerprint"),
+                "state": "active",
+                "body": r.body,
+                "tags": [t for t in w.record.get("tags") or [] if isinstance(t, str)] or None,
+                "pastSlots": [x for x in w.past_slots if x != w.slot][-MAX_HISTORY:] or None,
+                "pastIds": [x for x in w.past_ids if x != w.id][-MAX_HISTORY:] or None,
+                "kk": w.knowledge,
+                "pastKeys": [x for x in w.past_keys if x != w.knowledge][-MAX_HISTORY:] or None,
+            }
+            yield self.table, {"PutRequest": {"Item": to_item(item)}}
+            slot_item = {"pk": ref.pk, "sk": f"s#{w.slot}", "recordId": w.id}
+            yield self.table, {"PutRequest": {"Item": to_item(slot_item)}}
+        for rid in retired:  # a retired row's slot item is overwritten by its survivor's (same slot)
+            yield self.table, {"DeleteRequest": {"Key": key(ref.pk, f"r#{rid}")}}
+
+    def erase_requests(
+        self, ref: PackageRef, row: LogRow, entry: logcore.Entry, op: tuple[int, int]
+    ) -> list[Request]:
+        """Forget one memory row: plaintext and tags gone, hashes kept; its slot items removed."""
+        item = {
+            "pk": ref.pk,
+            "sk": row.key,
+            "seq": entry.seq,
+            "contentHash": bytes.fromhex(entry.content_hash),
+            "entryHash": bytes.fromhex(entry.hash),
+            "slot": row.slot,
+            "zone": row.zone,
+            "cbf": row.cbf,
+            "kk": row.knowledge,
+            "state": "tombstoned",
+            "forgottenSeq": row.seq,
+            "forgetOp": list(op),  # the forget operation's seqs: a repeated forget answers with them
+        }
+        out: list[Request] = [(self.table, {"PutRequest": {"Item": to_item(item)}})]
+        for x in dict.fromkeys([*([row.slot] if row.slot else []), *row.past_slots]):
+            out.append((self.table, {"DeleteRequest": {"Key": key(ref.pk, f"s#{x}")}}))
+        return out
+
+    def erase_file_requests(self, ref: PackageRef, f: FileRow, entry: logcore.Entry) -> list[Request]:
+        item = {
+            "pk": ref.pk,
+            "sk": f.key,
+            "seq": entry.seq,
+            "contentHash": bytes.fromhex(entry.content_hash),
+            "entryHash": bytes.fromhex(entry.hash),
+            "fk": f.file_key,
+            "state": "tombstoned",
+            "forgottenSeq": f.seq,
+        }
+        return [(self.table, {"PutRequest": {"Item": to_item(item)}})]

@@ -1,0 +1,139 @@
+"""Typed values that cross the log store boundary: writes going in, rows and lookups coming out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from acx.core.records import zone_of
+
+
+class CorruptStore(Exception):
+    """A stored item that cannot be decoded: never read as empty (raised by stores, seen by use cases)."""
+
+
+@dataclass(frozen=True)
+class RecordWrite:
+    """One memory to write: the (validated) record, its content slot and its knowledge key, plus the
+    history a later forget tombstones (older slots, folded ids, their knowledge keys)."""
+
+    record: dict[str, Any]
+    slot: str
+    knowledge: str | None = None
+    past_slots: tuple[str, ...] = ()
+    past_ids: tuple[str, ...] = ()
+    past_keys: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return str(self.record["id"])
+
+    @property
+    def zone(self) -> str:
+        return zone_of(self.record)
+
+
+@dataclass(frozen=True)
+class FileWrite:
+    path: str
+    content: str
+    file_key: str | None = None  # keyed hash of the normalised content (the file tombstone rule)
+
+
+@dataclass(frozen=True)
+class LogRow:
+    """A memory row as stored: ``record`` is None once forgotten (state ``tombstoned``)."""
+
+    id: str
+    seq: int
+    content_hash: str
+    entry_hash: str
+    state: str  # active | tombstoned
+    record: dict[str, Any] | None
+    slot: str | None = None
+    zone: str | None = None
+    cbf: str | None = None
+    tags: list[str] = field(default_factory=list)
+    past_slots: list[str] = field(default_factory=list)
+    past_ids: list[str] = field(default_factory=list)
+    knowledge: str | None = None
+    past_keys: list[str] = field(default_factory=list)
+    forgotten_seq: int | None = None
+    forget_op: tuple[int, int] | None = None  # seqs of the forget operation that tombstoned it
+    holds_plaintext: bool = False  # the stored item still carries a body or tags
+
+    @property
+    def key(self) -> str:
+        return f"r#{self.id}"
+
+    @property
+    def active(self) -> bool:
+        return self.state == "active"
+
+
+@dataclass(frozen=True)
+class FileRow:
+    """A knowledge or skill file row: ``content`` is None once forgotten."""
+
+    path: str
+    seq: int
+    content_hash: str
+    entry_hash: str
+    state: str
+    content: str | None
+    file_key: str | None = None
+    forgotten_seq: int | None = None
+
+    @property
+    def key(self) -> str:
+        return f"f#{self.path}"
+
+    @property
+    def active(self) -> bool:
+        return self.state == "active"
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """What a writer read before merging: rows by id (any state), active rows by slot, and the record
+    id each queried slot's index item names (None: no item), all of which the claim re-checks."""
+
+    by_id: dict[str, LogRow]
+    by_slot: dict[str, LogRow]
+    pointers: dict[str, str | None]
+
+    def seen_seqs(self, ids: set[str]) -> dict[str, int | None]:
+        """id -> seq of its active row (None: absent or forgotten): the claim's expected state."""
+        out: dict[str, int | None] = {}
+        for rid in ids:
+            row = self.by_id.get(rid)
+            out[rid] = row.seq if row is not None and row.active else None
+        for row in self.by_slot.values():
+            out.setdefault(row.id, row.seq)
+        return out
+
+
+@dataclass(frozen=True)
+class InclusionProof:
+    index: int
+    size: int
+    leaf_hash: bytes
+    proof: list[bytes]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "size": self.size,
+            "leafHash": self.leaf_hash.hex(),
+            "proof": [p.hex() for p in self.proof],
+        }
+
+
+@dataclass(frozen=True)
+class ConsistencyProof:
+    first: int
+    second: int
+    proof: list[bytes]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"from": self.first, "to": self.second, "proof": [p.hex() for p in self.proof]}
