@@ -274,6 +274,22 @@ def get_memories(
     return recall(_deps(), principal.tenant, pkg, tier=tier, tag=tag, limit=limit, cursor=cursor)
 
 
+@app.get("/v1/packages/<pkg>/memories/search")
+def search_memories(
+    pkg: PkgPath,
+    q: Annotated[str | None, Query()] = None,
+    k: Annotated[str | None, Query()] = None,
+    tier: Annotated[str | None, Query()] = None,
+    tag: Annotated[str | None, Query()] = None,
+) -> dict[str, Any]:
+    """Ranked hybrid search; the use case validates (limits named in the 400) and never logs ``q``."""
+    from acx.usecases.search import parse_query, search
+
+    principal = _caller("memory:read", pkg)
+    query = parse_query(q, k, tier, tag)
+    return search(_deps(), principal.tenant, pkg, query).model_dump(mode="json")
+
+
 @app.delete("/v1/packages/<pkg>/memories/<record_id>")
 def delete_memory(pkg: PkgPath, record_id: Annotated[str, Path(max_length=128)]) -> dict[str, Any]:
     from acx.usecases.forget import forget

@@ -26,6 +26,8 @@ class Settings(BaseModel):
     namespace_txt_record: str = Field(default="", alias="NAMESPACE_TXT_RECORD")
     upload_url_ttl: int = Field(default=900, alias="UPLOAD_URL_TTL", ge=1, le=900)
     download_url_ttl: int = Field(default=300, alias="DOWNLOAD_URL_TTL", ge=1, le=300)
+    search_engine: str = Field(default="local-hash-128", alias="SEARCH_ENGINE")
+    search_embed_dim: int = Field(default=256, alias="SEARCH_EMBED_DIM")
     aws_endpoint_url: str | None = Field(default=None, alias="AWS_ENDPOINT_URL")
     region: str = Field(default="us-east-1", alias="AWS_REGION")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from typing import Any
+from typing import Any, Protocol
 
 ENGINE_ID = "local-hash-128"
 DIM = 128
@@ -37,3 +37,36 @@ def embed_record(record: dict[str, Any]) -> list[float]:
 def engine_descriptor() -> dict[str, Any]:
     """The ``{"id", "dim"}`` descriptor stored with vectors and in cartridge meta."""
     return {"id": ENGINE_ID, "dim": DIM}
+
+
+class EmbeddingEngine(Protocol):
+    """What the search index needs from an embedding model: a stable id, a dimension, vectors.
+
+    ``id`` names the model and its dimension (``local-hash-128``,
+    ``bedrock:amazon.titan-embed-text-v2:0:256``): an index records it, and an index is never queried with vectors of another engine.
+    ``lexical`` says the engine only sees surface tokens (a hash engine), so fusion weighs it low.
+    """
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def lexical(self) -> bool: ...
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """One L2-normalised vector of ``dim`` floats per text, in order."""
+        ...
+
+
+class LocalHash128:
+    """The reference engine behind the ``EmbeddingEngine`` interface (no model, no I/O)."""
+
+    id = ENGINE_ID
+    dim = DIM
+    lexical = True
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [embed(text) for text in texts]

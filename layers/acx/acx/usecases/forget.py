@@ -34,6 +34,7 @@ def forget(
         result = deps.log.forget(tenant, package, actor, record_id=record_id, content_hash=content_hash)
     except NotFound:
         raise not_found("memory") from None
+    deps.index().forgotten(tenant, package, result.record_id)  # search index: before the answer
     rewritten = erase_from_bundles(deps, tenant, package, result.record_id, result.content_hash, result.slot)
     revoked = revoke_cartridges(deps, tenant, package, int(result.covers["seq"]))
     return {

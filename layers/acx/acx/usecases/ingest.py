@@ -202,6 +202,7 @@ def _merge_and_append(
         except Conflict:
             time.sleep(random.uniform(0, 0.02 * 2**attempt))
             continue
+        _index(deps, tenant, package, plan, new_package=result.from_seq == 0)
         key = _store_canonical(deps, tenant, package, bundle)
         return IngestSummary(
             plan.accepted,
@@ -216,6 +217,21 @@ def _merge_and_append(
     raise ServiceError(
         503, "contention", "too many concurrent writers on this package; retry", headers={"Retry-After": "1"}
     )
+
+
+def _index(deps: Deps, tenant: str, package: str, plan: Any, *, new_package: bool) -> None:
+    """Search index hook, after the rows are committed. A failure never fails the acknowledged write:
+    the package's index is dropped instead, and the next search rebuilds it from the log."""
+    from acx.observability import logger
+
+    try:
+        deps.index().indexed(tenant, package, list(plan.writes), dict(plan.absorbed), new_package=new_package)
+    except Exception as exc:
+        logger.warning("search index update failed", extra={"package": package, "error": type(exc).__name__})
+        try:
+            deps.index().drop_index(tenant, package)
+        except Exception:
+            logger.warning("search index drop failed", extra={"package": package})
 
 
 def _history(survivor: str, plan: Any, rows: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
