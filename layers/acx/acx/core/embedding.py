@@ -43,7 +43,8 @@ class EmbeddingEngine(Protocol):
     """What the search index needs from an embedding model: a stable id, a dimension, vectors.
 
     ``id`` names the model and its dimension (``local-hash-128``,
-    ``bedrock:amazon.titan-embed-text-v2:0:256``): an index records it, and an index is never queried with vectors of another engine.
+    ``bedrock:amazon.titan-embed-text-v2:0:256``): an index records it, and an index is never
+    queried with vectors of another engine.
     ``lexical`` says the engine only sees surface tokens (a hash engine), so fusion weighs it low.
     """
 
