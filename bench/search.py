@@ -12,9 +12,12 @@ compacted), serialised, loaded back as the api function does on a cold start, th
 
 from __future__ import annotations
 
+import gc
 import json
 import math
+import random
 import statistics
+import time
 from pathlib import Path
 from typing import Any
 
@@ -141,10 +144,85 @@ def quality_rows(name: str, collection: dict[str, Any]) -> list[dict[str, Any]]:
 
 def run(quick: bool) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    rows += quality_rows("cranfield", json.loads(CRANFIELD.read_text()))
+    cranfield = json.loads(CRANFIELD.read_text())
+    rows += quality_rows("cranfield", cranfield)
+    rows += speed_rows(cranfield, 10_000 if quick else 100_000, 2000)
     return rows
 
 
+
+
+def scale_records(collection: dict[str, Any], n: int, seed: int = 5) -> list[dict[str, Any]]:
+    """``n`` distinct memory records made of real text: each is two halves of two random collection
+    documents (so term frequencies and co-occurrences stay those of real abstracts)."""
+    rng = random.Random(seed)
+    words = [f"{d.get('title') or ''} {d['text']}".split() for d in collection["docs"]]
+    base = as_records(collection["docs"][:1])[0]
+    out = []
+    for i in range(n):
+        a, b = rng.choice(words), rng.choice(words)
+        text = a[: len(a) // 2] + b[len(b) // 2 :]
+        out.append(base | {"id": f"mem-{i:06d}", "title": " ".join(text[:8]), "summary": " ".join(text[8:])})
+    return out
+
+
+def speed_rows(collection: dict[str, Any], n: int, batch: int) -> list[dict[str, Any]]:
+    from acx.core.embedding import LocalHash128
+    from acx.core.search import search, to_docs
+    from acx.core.search.ranking import IndexView
+    from acx.core.search.segment import Segment, merge
+
+    engine = LocalHash128()
+    records = scale_records(collection, n)
+    gc.collect()
+    started = time.perf_counter()
+    segments = []
+    for i in range(0, n, batch):  # what ingest does per committed batch: docs, segment, bytes
+        seg = Segment.build(engine.id, engine.dim, to_docs(records[i : i + batch], engine))
+        seg.to_bytes()
+        segments.append(seg)
+    index_us = (time.perf_counter() - started) / n * 1e6
+    started = time.perf_counter()
+    compacted = merge(segments, engine.id, engine.dim, lambda seg, i: True)
+    data = compacted.to_bytes()
+    compact_s = time.perf_counter() - started
+    del segments
+    gc.collect()
+    queries = [q["text"] for q in collection["queries"]]
+    started = time.perf_counter()
+    view = IndexView(engine.id, engine.dim, [Segment.from_bytes(data)])
+    search(view, engine, queries[0], k=10)
+    cold_s = time.perf_counter() - started
+    latencies = []
+    for q in queries[1:]:
+        t0 = time.perf_counter()
+        search(view, engine, q, k=10)
+        latencies.append((time.perf_counter() - t0) * 1000)
+    latencies.sort()
+    p50 = latencies[len(latencies) // 2]
+    p95 = latencies[int(len(latencies) * 0.95)]
+    label = f"{n // 1000}k records"
+    return [
+        {"name": f"search query p95 warm ({label})", "value": round(p95, 2), "unit": "ms", "target": "<= 50 ms"},
+        {"name": f"search query p50 warm ({label})", "value": round(p50, 2), "unit": "ms"},
+        {
+            "name": f"search first query after a cold load ({label}: parse segment + query)",
+            "value": round(cold_s, 3),
+            "unit": "s",
+            "target": "<= 1 s",
+        },
+        {"name": f"search index bytes per record ({label})", "value": round(len(data) / n, 1), "unit": "B"},
+        {
+            "name": f"search indexing at ingest ({batch}-record batches)",
+            "value": round(index_us, 1),
+            "unit": "µs/record",
+        },
+        {"name": f"search compaction of {len(range(0, n, batch))} segments", "value": round(compact_s, 2), "unit": "s"},
+    ]
+
+
 if __name__ == "__main__":
-    for row in run(quick=True):
+    import sys
+
+    for row in run(quick="--quick" in sys.argv):
         print(row)

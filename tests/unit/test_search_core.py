@@ -130,16 +130,17 @@ def test_a_weak_vector_signal_cannot_outrank_a_lexical_match() -> None:
     assert hits[0].id == "a" and hits[0].lexical_rank == 1
 
 
-def test_vector_signal_scans_everything_when_small_and_the_lexical_pool_when_large(monkeypatch) -> None:
-    import acx.core.search.ranking as ranking
-
-    view = _view([_rec("a", "alpha beta"), _rec("b", "gamma delta")])
-    q = embed("gamma delta")
-    full = view.search([], q, ENGINE.id, k=5)
-    assert full[0].id == "b" and full[0].vector_rank == 1
-    monkeypatch.setattr(ranking, "SCAN_BUDGET", 0)
-    pooled = view.search(["alpha"], q, ENGINE.id, k=5)
-    assert {h.id for h in pooled} == {"a"}  # only lexical candidates are rescored
+def test_vector_signal_scans_every_doc_and_the_sparse_and_dense_paths_agree() -> None:
+    rng = random.Random(3)
+    words = "cache retry deploy queue shard lock timeout parser socket worker".split()
+    view = _view([_rec(f"d{i}", " ".join(rng.choice(words) for _ in range(6))) for i in range(300)])
+    q = embed("gamma delta")  # no shared word: only hashed dimensions can match
+    sparse = view.vector(q, view.live)[0]
+    dense = view._np[0]["dense"]() @ __import__("numpy").asarray(q, dtype="float32") * view._np[0]["scales"]
+    assert all(abs(a - max(b, 0.0)) < 1e-5 for a, b in zip(sparse.tolist(), dense.tolist(), strict=True))
+    q2 = embed("retry the queue")
+    hits = view.search([], q2, ENGINE.id, k=5)
+    assert hits and all(h.lexical_rank is None and h.vector_rank for h in hits)
 
 
 def test_merge_keeps_postings_consistent() -> None:

@@ -1,7 +1,8 @@
 """Ranking over a package's segments: BM25 (lexical), cosine (vector), fused by weighted RRF.
 
-Pure Python on purpose: the Lambda layer stays small (no numpy/scipy), and the cost per query is
-bounded by the postings of the query's terms, not by the package size (see bench/search.py).
+Building and merging segments is pure Python (the ingest and verify functions run it); scoring uses
+numpy, imported lazily by the api function only (see ``IndexView``; the measurement that decided it
+is in docs/ARCHITECTURE.md).
 
 What it does NOT stop: a memory written to rank first (keyword stuffing) does rank first for those
 words; ranking says what is relevant, never what is true (hence the advisory banner on results).
@@ -13,14 +14,14 @@ import heapq
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from acx.core.search.segment import Segment
 
 K1 = 1.2
 B = 0.75
 RRF_K = 60
-POOL = 1000  # lexical candidates the vector signal rescores when a full scan is over budget
-SCAN_BUDGET = 400_000  # multiply-adds the vector signal may spend per query on a full scan
+POOL = 1000  # depth of each signal's ranking that the fusion reads (at rank 1000 RRF adds 1/1060)
 # Weight of the vector signal in the fusion: a hash engine only sees surface tokens, as BM25 does
 # but worse (nDCG@10 0.139 against 0.35 on Cranfield), so it may only break near-ties.
 LEXICAL_ENGINE_WEIGHT = 0.1
@@ -48,37 +49,41 @@ class Hit:
 class IndexView:
     """The live documents of a package across its segments (later segments supersede earlier ones).
 
-    ``deleted`` holds ids retired by merges: hidden here, dropped physically at compaction.
+    ``deleted`` holds ids retired by merges: hidden here, dropped physically at compaction. Scoring
+    runs on numpy views of the segments' arrays (zero-copy): one vectorised pass per query term and
+    one matrix-vector product for the vectors, so a query costs milliseconds at 100,000 records
+    where the same loops in Python cost seconds (bench/search.py). numpy is imported here only: the
+    ingest and verify functions, which build and merge segments, never load it.
     """
 
     engine: str
     dim: int
     segments: list[Segment]
     deleted: frozenset[str] = frozenset()
-    live: list[bytearray] = field(default_factory=list)
+    live: list[Any] = field(default_factory=list)
     n: int = 0
     avgdl: float = 0.0
 
     def __post_init__(self) -> None:
+        import numpy as np
+
         for seg in self.segments:
             if seg.engine != self.engine or seg.dim != self.dim:
                 raise EngineMismatch(f"segment built by {seg.engine} in an index of {self.engine}")
         seen: set[str] = set(self.deleted)
-        live: list[bytearray] = [bytearray(len(s)) for s in self.segments]
-        total = 0
-        count = 0
+        live: list[Any] = [np.zeros(len(s), dtype=bool) for s in self.segments]
         for si in range(len(self.segments) - 1, -1, -1):
             seg = self.segments[si]
             mask = live[si]
             for i, rid in enumerate(seg.ids):
                 if rid not in seen:
                     seen.add(rid)
-                    mask[i] = 1
-                    total += seg.lengths[i]
-                    count += 1
+                    mask[i] = True
         self.live = live
-        self.n = count
-        self.avgdl = total / count if count else 0.0
+        self._np = [_arrays(seg) for seg in self.segments]
+        self.n = int(sum(int(m.sum()) for m in live))
+        total = sum(float(a["lengths"][m].sum()) for a, m in zip(self._np, live, strict=True))
+        self.avgdl = total / self.n if self.n else 0.0
 
     def ids(self) -> Iterable[str]:
         for seg, mask in zip(self.segments, self.live, strict=True):
@@ -86,71 +91,70 @@ class IndexView:
                 if mask[i]:
                     yield rid
 
-    def _allowed(self, zone: str | None, tag: str | None) -> list[bytearray]:
+    def _allowed(self, zone: str | None, tag: str | None) -> list[Any]:
+        import numpy as np
+
         if zone is None and tag is None:
             return self.live
         out = []
         for seg, mask in zip(self.segments, self.live, strict=True):
-            allowed = bytearray(mask)
-            for i in range(len(seg)):
-                if allowed[i] and (
-                    (zone is not None and seg.zones[i] != zone)
-                    or (tag is not None and tag not in seg.tags[i])
-                ):
-                    allowed[i] = 0
-            out.append(allowed)
+            keep = np.fromiter(
+                (
+                    (zone is None or z == zone) and (tag is None or tag in t)
+                    for z, t in zip(seg.zones, seg.tags, strict=True)
+                ),
+                dtype=bool,
+                count=len(seg),
+            )
+            out.append(mask & keep)
         return out
 
-    def lexical(self, terms: list[str], allowed: list[bytearray]) -> dict[tuple[int, int], float]:
-        """BM25 (Lucene's idf, k1=1.2, b=0.75) of every allowed doc holding a query term."""
-        scores: dict[tuple[int, int], float] = {}
+    def lexical(self, terms: list[str], allowed: list[Any]) -> list[Any]:
+        """BM25 (Lucene's idf, k1=1.2, b=0.75) per segment: a float32 array, 0 where no term matched."""
+        import numpy as np
+
+        scores = [np.zeros(len(s), dtype=np.float32) for s in self.segments]
         if not self.n:
             return scores
         avgdl = self.avgdl or 1.0
         for term, qtf in _counts(terms).items():
-            hits: list[tuple[tuple[int, int], int, int]] = []
+            found = []
             df = 0
             for si, seg in enumerate(self.segments):
                 where = seg.postings.get(term)
                 if where is None:
                     continue
                 start, count = where
-                live, ok = self.live[si], allowed[si]
-                docs, tfs, lengths = seg.docs, seg.tfs, seg.lengths
-                for j in range(start, start + count):
-                    d = docs[j]
-                    if live[d]:
-                        df += 1
-                        if ok[d]:
-                            hits.append(((si, d), tfs[j], lengths[d]))
-            if not hits:
+                arrays = self._np[si]
+                docs = arrays["docs"][start : start + count]
+                alive = self.live[si][docs]
+                docs = docs[alive]
+                df += len(docs)
+                found.append((si, docs, arrays["tfs"][start : start + count][alive]))
+            if not df:
                 continue
             idf = math.log(1.0 + (self.n - df + 0.5) / (df + 0.5)) * qtf
-            norm = K1 * (1.0 - B)
-            slope = K1 * B / avgdl
-            for key, tf, dl in hits:
-                scores[key] = scores.get(key, 0.0) + idf * tf / (tf + norm + slope * dl)
-        return scores
+            for si, docs, tfs in found:
+                tf = tfs.astype(np.float32)
+                dl = self._np[si]["lengths"][docs].astype(np.float32)
+                scores[si][docs] += idf * tf / (tf + K1 * (1.0 - B) + (K1 * B / avgdl) * dl)
+        return [np.where(ok, s, 0.0).astype(np.float32) for s, ok in zip(scores, allowed, strict=True)]
 
-    def vector(
-        self, query: list[float], candidates: Iterable[tuple[int, int]] | None
-    ) -> dict[tuple[int, int], float]:
-        """Cosine of the query with each candidate (every live doc when ``candidates`` is None)."""
-        dim = self.dim
-        nz = [(j, q) for j, q in enumerate(query) if q != 0.0]
-        out: dict[tuple[int, int], float] = {}
-        if not nz:
-            return out
-        if candidates is None:
-            candidates = ((si, i) for si, mask in enumerate(self.live) for i in range(len(mask)) if mask[i])
-        for si, i in candidates:
-            seg = self.segments[si]
-            vec, base = seg.vectors, i * dim
-            dot = 0.0
-            for j, q in nz:
-                dot += q * vec[base + j]
-            if dot > 0.0:
-                out[(si, i)] = dot * seg.scales[i]
+    def vector(self, query: list[float], allowed: list[Any]) -> list[Any]:
+        """Cosine of the query with every allowed live doc (int8 vectors x per-vector scale)."""
+        import numpy as np
+
+        q = np.asarray(query, dtype=np.float32)
+        nz = np.flatnonzero(q)
+        out = []
+        for arrays, ok in zip(self._np, allowed, strict=True):
+            vectors = arrays["vectors"]
+            if len(nz) * 4 < self.dim:  # a hash engine's query touches a few dimensions
+                dots = vectors[:, nz].astype(np.float32) @ q[nz]
+            else:
+                dots = arrays["dense"]() @ q
+            sims = dots * arrays["scales"]
+            out.append(np.where(ok & (sims > 0), sims, 0.0).astype(np.float32))
         return out
 
     def search(
@@ -172,14 +176,12 @@ class IndexView:
                     f"{self.engine} (dim {self.dim})"
                 )
         allowed = self._allowed(zone, tag)
-        lex = self.lexical(terms, allowed)
-        vec: dict[tuple[int, int], float] = {}
-        if query_vector is not None and vector_weight > 0:
-            nnz = sum(1 for q in query_vector if q != 0.0)
-            if self.n * max(nnz, 1) <= SCAN_BUDGET:
-                vec = {key: s for key, s in self.vector(query_vector, None).items() if _ok(allowed, key)}
-            else:
-                vec = self.vector(query_vector, heapq.nlargest(POOL, lex, key=lex.__getitem__))
+        lex = _flatten(self.lexical(terms, allowed))
+        vec = (
+            _flatten(self.vector(query_vector, allowed))
+            if query_vector is not None and vector_weight > 0
+            else {}
+        )
         lex_rank = _ranks(lex)
         vec_rank = _ranks(vec)
         fused: dict[tuple[int, int], float] = {}
@@ -187,7 +189,7 @@ class IndexView:
             fused[key] = 1.0 / (RRF_K + rank)
         for key, rank in vec_rank.items():
             fused[key] = fused.get(key, 0.0) + vector_weight / (RRF_K + rank)
-        top = heapq.nlargest(k, fused, key=lambda key: (fused[key], -key[0], -key[1]))
+        top = heapq.nsmallest(k, fused, key=lambda key: (-fused[key], key))
         query_terms = set(terms)
         hits = []
         for key in top:
@@ -206,24 +208,58 @@ class IndexView:
         return hits
 
     def _holds(self, key: tuple[int, int], term: str) -> bool:
+        import numpy as np
+
         seg = self.segments[key[0]]
         where = seg.postings.get(term)
         if where is None:
             return False
         start, count = where
-        lo, hi = start, start + count
-        docs = seg.docs
-        while lo < hi:  # postings are sorted by ordinal
-            mid = (lo + hi) // 2
-            if docs[mid] < key[1]:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo < start + count and docs[lo] == key[1]
+        docs = self._np[key[0]]["docs"][start : start + count]
+        at = int(np.searchsorted(docs, key[1]))  # postings are sorted by ordinal
+        return at < count and int(docs[at]) == key[1]
 
 
-def _ok(allowed: list[bytearray], key: tuple[int, int]) -> bool:
-    return bool(allowed[key[0]][key[1]])
+def _arrays(seg: Segment) -> dict[str, Any]:
+    """Zero-copy numpy views of a segment's arrays (and its vectors as float32, made on first use)."""
+    import numpy as np
+
+    vectors = (
+        np.frombuffer(seg.vectors, dtype=np.int8).reshape(len(seg), seg.dim)
+        if len(seg)
+        else np.zeros((0, seg.dim), dtype=np.int8)
+    )
+    dense: list[Any] = []
+
+    def as_float() -> Any:
+        if not dense:
+            dense.append(vectors.astype(np.float32))
+        return dense[0]
+
+    return {
+        "docs": np.frombuffer(seg.docs, dtype=np.uint32) if len(seg.docs) else np.zeros(0, np.uint32),
+        "tfs": np.frombuffer(seg.tfs, dtype=np.uint16) if len(seg.tfs) else np.zeros(0, np.uint16),
+        "lengths": np.frombuffer(seg.lengths, dtype=np.uint32) if len(seg) else np.zeros(0, np.uint32),
+        "scales": np.frombuffer(seg.scales, dtype=np.float32) if len(seg) else np.zeros(0, np.float32),
+        "vectors": vectors,
+        "dense": as_float,
+    }
+
+
+def _flatten(per_segment: list[Any], depth: int = POOL) -> dict[tuple[int, int], float]:
+    """The best ``depth`` non-zero scores over all segments, keyed by (segment, ordinal)."""
+    import numpy as np
+
+    out: dict[tuple[int, int], float] = {}
+    for si, scores in enumerate(per_segment):
+        hits = np.flatnonzero(scores)
+        if len(hits) > depth:
+            hits = hits[np.argpartition(-scores[hits], depth - 1)[:depth]]
+        for i, v in zip(hits.tolist(), scores[hits].tolist(), strict=True):
+            out[(si, i)] = v
+    if len(out) > depth:
+        out = dict(heapq.nlargest(depth, out.items(), key=lambda kv: kv[1]))
+    return out
 
 
 def _counts(terms: list[str]) -> dict[str, int]:
