@@ -16,6 +16,8 @@ COMMAND_MODULES = (
     "acx.cli.offline_scrub",
     "acx.cli.offline_cartridge",
     "acx.cli.client",
+    "acx.cli.search",
+    "acx.cli.mcp_server",
 )
 
 # Commands that need only their own module: ``acx merge ...`` then skips importing (and, when no

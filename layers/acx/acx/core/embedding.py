@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from functools import lru_cache
 from typing import Any, Protocol
 
 ENGINE_ID = "local-hash-128"
@@ -16,13 +17,19 @@ DIM = 128
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 
 
+@lru_cache(maxsize=200_000)
+def _slot(token: str) -> tuple[int, float]:
+    """(index, sign) of one token: cached, since an index embeds the same words over and over."""
+    digest = hashlib.sha1(token.encode("utf-8"), usedforsecurity=False).digest()
+    return int.from_bytes(digest[0:4], "big") % DIM, 1.0 if digest[4] & 1 else -1.0
+
+
 def embed(text: str) -> list[float]:
     """The L2-normalised signed token-hash vector of ``text`` (all zeros when it has no token)."""
     vector = [0.0] * DIM
     for token in _TOKEN_RE.findall(text.lower()):
-        digest = hashlib.sha1(token.encode("utf-8"), usedforsecurity=False).digest()
-        index = int.from_bytes(digest[0:4], "big") % DIM
-        vector[index] += 1.0 if digest[4] & 1 else -1.0
+        index, sign = _slot(token)
+        vector[index] += sign
     norm = math.sqrt(sum(v * v for v in vector))
     if norm == 0:
         return vector
