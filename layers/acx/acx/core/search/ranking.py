@@ -10,7 +10,6 @@ words; ranking says what is relevant, never what is true (hence the advisory ban
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -71,14 +70,14 @@ class IndexView:
             if seg.engine != self.engine or seg.dim != self.dim:
                 raise EngineMismatch(f"segment built by {seg.engine} in an index of {self.engine}")
         seen: set[str] = set(self.deleted)
-        live: list[Any] = [np.zeros(len(s), dtype=bool) for s in self.segments]
+        live: list[Any] = [None] * len(self.segments)
         for si in range(len(self.segments) - 1, -1, -1):
-            seg = self.segments[si]
-            mask = live[si]
-            for i, rid in enumerate(seg.ids):
-                if rid not in seen:
-                    seen.add(rid)
-                    mask[i] = True
+            ids = self.segments[si].ids
+            if not seen:
+                live[si] = np.ones(len(ids), dtype=bool)  # the newest segment, nothing deleted
+            else:
+                live[si] = np.fromiter((rid not in seen for rid in ids), dtype=bool, count=len(ids))
+            seen.update(ids)
         self.live = live
         self._np = [_arrays(seg) for seg in self.segments]
         self.n = int(sum(int(m.sum()) for m in live))
@@ -175,34 +174,34 @@ class IndexView:
                     f"query embedded by {engine} (dim {len(query_vector)}), index built by "
                     f"{self.engine} (dim {self.dim})"
                 )
+        import numpy as np
+
         allowed = self._allowed(zone, tag)
-        lex = _flatten(self.lexical(terms, allowed))
-        vec = (
-            _flatten(self.vector(query_vector, allowed))
-            if query_vector is not None and vector_weight > 0
-            else {}
-        )
-        lex_rank = _ranks(lex)
-        vec_rank = _ranks(vec)
-        fused: dict[tuple[int, int], float] = {}
-        for key, rank in lex_rank.items():
-            fused[key] = 1.0 / (RRF_K + rank)
-        for key, rank in vec_rank.items():
-            fused[key] = fused.get(key, 0.0) + vector_weight / (RRF_K + rank)
-        top = heapq.nsmallest(k, fused, key=lambda key: (-fused[key], key))
+        offsets = np.cumsum([0] + [len(seg) for seg in self.segments])
+        total = int(offsets[-1])
+        lex = _concat(self.lexical(terms, allowed), total)
+        use_vec = query_vector is not None and vector_weight > 0
+        vec = _concat(self.vector(query_vector, allowed), total) if use_vec and query_vector else None
+        fused = np.zeros(total, dtype=np.float64)
+        lex_rank = _rank_into(lex, fused, 1.0)
+        vec_rank = _rank_into(vec, fused, vector_weight) if vec is not None else None
+        top = _top(fused, k)
         query_terms = set(terms)
         hits = []
-        for key in top:
-            si, i = key
+        for g in top.tolist():
+            si = int(np.searchsorted(offsets, g, side="right")) - 1
+            i = g - int(offsets[si])
+            lr = int(lex_rank[g]) if lex_rank is not None and lex_rank[g] else None
+            vr = int(vec_rank[g]) if vec_rank is not None and vec_rank[g] else None
             hits.append(
                 Hit(
                     id=self.segments[si].ids[i],
-                    score=fused[key],
-                    lexical_rank=lex_rank.get(key),
-                    lexical_score=lex.get(key),
-                    vector_rank=vec_rank.get(key),
-                    vector_score=vec.get(key),
-                    terms=tuple(sorted(t for t in query_terms if self._holds(key, t))),
+                    score=float(fused[g]),
+                    lexical_rank=lr,
+                    lexical_score=float(lex[g]) if lr else None,
+                    vector_rank=vr,
+                    vector_score=float(vec[g]) if vr and vec is not None else None,
+                    terms=tuple(sorted(t for t in query_terms if self._holds((si, i), t))),
                 )
             )
         return hits
@@ -246,20 +245,41 @@ def _arrays(seg: Segment) -> dict[str, Any]:
     }
 
 
-def _flatten(per_segment: list[Any], depth: int = POOL) -> dict[tuple[int, int], float]:
-    """The best ``depth`` non-zero scores over all segments, keyed by (segment, ordinal)."""
+def _concat(per_segment: list[Any], total: int) -> Any:
     import numpy as np
 
-    out: dict[tuple[int, int], float] = {}
-    for si, scores in enumerate(per_segment):
-        hits = np.flatnonzero(scores)
-        if len(hits) > depth:
-            hits = hits[np.argpartition(-scores[hits], depth - 1)[:depth]]
-        for i, v in zip(hits.tolist(), scores[hits].tolist(), strict=True):
-            out[(si, i)] = v
-    if len(out) > depth:
-        out = dict(heapq.nlargest(depth, out.items(), key=lambda kv: kv[1]))
-    return out
+    return np.concatenate(per_segment) if per_segment else np.zeros(total, dtype=np.float32)
+
+
+def _order(scores: Any, candidates: Any) -> Any:
+    """``candidates`` sorted best first; ties by position, so a ranking is reproducible."""
+    import numpy as np
+
+    return candidates[np.lexsort((candidates, -scores[candidates]))]
+
+
+def _rank_into(scores: Any, fused: Any, weight: float, depth: int = POOL) -> Any:
+    """Add ``weight / (RRF_K + rank)`` for the best ``depth`` non-zero scores; returns the 1-based
+    ranks (0 = unranked). Deeper docs get nothing: at rank 1000 an RRF term is already 1/1060."""
+    import numpy as np
+
+    ranks = np.zeros(len(scores), dtype=np.int32)
+    cand = np.flatnonzero(scores)
+    if len(cand) > depth:
+        cand = cand[np.argpartition(-scores[cand], depth - 1)[:depth]]
+    ordered = _order(scores, cand)
+    ranks[ordered] = np.arange(1, len(ordered) + 1, dtype=np.int32)
+    fused[ordered] += weight / (RRF_K + ranks[ordered].astype(np.float64))
+    return ranks
+
+
+def _top(fused: Any, k: int) -> Any:
+    import numpy as np
+
+    cand = np.flatnonzero(fused)
+    if len(cand) > k:
+        cand = cand[np.argpartition(-fused[cand], k - 1)[:k]]
+    return _order(fused, cand)
 
 
 def _counts(terms: list[str]) -> dict[str, int]:
@@ -267,14 +287,6 @@ def _counts(terms: list[str]) -> dict[str, int]:
     for t in terms:
         out[t] = out.get(t, 0) + 1
     return out
-
-
-def _ranks(scores: dict[tuple[int, int], float], depth: int = POOL) -> dict[tuple[int, int], int]:
-    """1-based ranks of the best ``depth``, best first; ties broken by position (reproducible).
-
-    Deeper docs get nothing from the signal: at rank 1000 an RRF term is already 1/1060."""
-    ordered = heapq.nsmallest(depth, scores, key=lambda key: (-scores[key], key))
-    return {key: r for r, key in enumerate(ordered, start=1)}
 
 
 def vector_weight(lexical_engine: bool) -> float:
