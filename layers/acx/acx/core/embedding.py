@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections import Counter
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -27,9 +28,9 @@ def _slot(token: str) -> tuple[int, float]:
 def embed(text: str) -> list[float]:
     """The L2-normalised signed token-hash vector of ``text`` (all zeros when it has no token)."""
     vector = [0.0] * DIM
-    for token in _TOKEN_RE.findall(text.lower()):
+    for token, count in Counter(_TOKEN_RE.findall(text.lower())).items():
         index, sign = _slot(token)
-        vector[index] += sign
+        vector[index] += sign * count
     norm = math.sqrt(sum(v * v for v in vector))
     if norm == 0:
         return vector

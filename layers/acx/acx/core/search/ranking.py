@@ -79,10 +79,18 @@ class IndexView:
                 live[si] = np.fromiter((rid not in seen for rid in ids), dtype=bool, count=len(ids))
             seen.update(ids)
         self.live = live
+        self._all_live = [bool(m.all()) for m in live]
         self._np = [_arrays(seg) for seg in self.segments]
         self.n = int(sum(int(m.sum()) for m in live))
         total = sum(float(a["lengths"][m].sum()) for a, m in zip(self._np, live, strict=True))
         self.avgdl = total / self.n if self.n else 0.0
+        # BM25's tf part of every posting, once per view (it depends on the package's avgdl): a query
+        # then costs one gather-add per term.
+        slope = K1 * B / (self.avgdl or 1.0)
+        for arrays in self._np:
+            tf = arrays["tfs"].astype(np.float32)
+            dl = arrays["lengths"][arrays["docs"]].astype(np.float32)
+            arrays["impact"] = tf / (tf + np.float32(K1 * (1.0 - B)) + np.float32(slope) * dl)
 
     def ids(self) -> Iterable[str]:
         for seg, mask in zip(self.segments, self.live, strict=True):
@@ -115,7 +123,6 @@ class IndexView:
         scores = [np.zeros(len(s), dtype=np.float32) for s in self.segments]
         if not self.n:
             return scores
-        avgdl = self.avgdl or 1.0
         for term, qtf in _counts(terms).items():
             found = []
             df = 0
@@ -126,17 +133,17 @@ class IndexView:
                 start, count = where
                 arrays = self._np[si]
                 docs = arrays["docs"][start : start + count]
-                alive = self.live[si][docs]
-                docs = docs[alive]
+                impact = arrays["impact"][start : start + count]
+                if not self._all_live[si]:
+                    alive = self.live[si][docs]
+                    docs, impact = docs[alive], impact[alive]
                 df += len(docs)
-                found.append((si, docs, arrays["tfs"][start : start + count][alive]))
+                found.append((si, docs, impact))
             if not df:
                 continue
-            idf = math.log(1.0 + (self.n - df + 0.5) / (df + 0.5)) * qtf
-            for si, docs, tfs in found:
-                tf = tfs.astype(np.float32)
-                dl = self._np[si]["lengths"][docs].astype(np.float32)
-                scores[si][docs] += idf * tf / (tf + K1 * (1.0 - B) + (K1 * B / avgdl) * dl)
+            idf = np.float32(math.log(1.0 + (self.n - df + 0.5) / (df + 0.5)) * qtf)
+            for si, docs, impact in found:
+                scores[si][docs] += idf * impact  # a term's postings hold each doc once
         return [np.where(ok, s, 0.0).astype(np.float32) for s, ok in zip(scores, allowed, strict=True)]
 
     def vector(self, query: list[float], allowed: list[Any]) -> list[Any]:
@@ -147,9 +154,8 @@ class IndexView:
         nz = np.flatnonzero(q)
         out = []
         for arrays, ok in zip(self._np, allowed, strict=True):
-            vectors = arrays["vectors"]
             if len(nz) * 4 < self.dim:  # a hash engine's query touches a few dimensions
-                dots = vectors[:, nz].astype(np.float32) @ q[nz]
+                dots = arrays["columns"][nz].astype(np.float32).T @ q[nz]
             else:
                 dots = arrays["dense"]() @ q
             sims = dots * arrays["scales"]
@@ -236,6 +242,7 @@ def _arrays(seg: Segment) -> dict[str, Any]:
         return dense[0]
 
     return {
+        "columns": np.ascontiguousarray(vectors.T),  # dimension-major: a sparse query reads few rows
         "docs": np.frombuffer(seg.docs, dtype=np.uint32) if len(seg.docs) else np.zeros(0, np.uint32),
         "tfs": np.frombuffer(seg.tfs, dtype=np.uint16) if len(seg.tfs) else np.zeros(0, np.uint16),
         "lengths": np.frombuffer(seg.lengths, dtype=np.uint32) if len(seg) else np.zeros(0, np.uint32),

@@ -49,11 +49,11 @@ def _le(a: array) -> array:
 
 def quantise(vector: list[float]) -> tuple[list[int], float]:
     """int8 codes and the scale that maps them back (value ~= code * scale)."""
-    peak = max((abs(v) for v in vector), default=0.0)
+    peak = max(map(abs, vector), default=0.0)
     if peak == 0.0:
         return [0] * len(vector), 0.0
-    scale = peak / 127.0
-    return [round(v / scale) for v in vector], scale
+    inv = 127.0 / peak
+    return [round(v * inv) for v in vector], peak / 127.0
 
 
 @dataclass
@@ -95,7 +95,10 @@ class Segment:
         for ordinal, doc in enumerate(ordered):
             lengths.append(len(doc.terms))
             for term, tf in Counter(doc.terms).items():
-                by_term.setdefault(term, []).append((ordinal, min(tf, MAX_TF)))
+                plist = by_term.get(term)
+                if plist is None:
+                    plist = by_term[term] = []
+                plist.append((ordinal, tf if tf <= MAX_TF else MAX_TF))
             if len(doc.vector) != dim:
                 raise SegmentError(
                     f"vector of {doc.id!r} has {len(doc.vector)} dims, engine {engine} has {dim}"

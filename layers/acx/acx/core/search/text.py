@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from functools import lru_cache
 
 # Word runs of letters and digits (any script), at least two characters; "_" separates words.
 _WORD_RE = re.compile(r"[^\W_]{2,}")
@@ -41,10 +40,18 @@ def _load_stemmer() -> tuple[str, Callable[[str], str]]:
 STEMMER, _stem_word = _load_stemmer()
 
 
-@lru_cache(maxsize=200_000)
+_STEMS: dict[str, str] = {}
+MAX_CACHED_STEMS = 200_000
+
+
 def stem(word: str) -> str:
     """The stem of one lowercase word (cached: vocabularies are small next to token counts)."""
-    return _stem_word(word)
+    out = _STEMS.get(word)
+    if out is None:
+        out = _stem_word(word)
+        if len(_STEMS) < MAX_CACHED_STEMS:
+            _STEMS[word] = out
+    return out
 
 
 def tokenize(text: str, *, stemming: bool = True) -> list[str]:
@@ -53,7 +60,8 @@ def tokenize(text: str, *, stemming: bool = True) -> list[str]:
     words = [w for w in _WORD_RE.findall(folded) if w not in STOPWORDS and len(w) <= MAX_TOKEN_CHARS]
     if not stemming:
         return words
-    return [stem(w) for w in words]
+    stems = _STEMS
+    return [stems[w] if w in stems else stem(w) for w in words]
 
 
 def record_text(title: str | None, summary: str | None) -> str:
