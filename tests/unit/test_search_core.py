@@ -215,3 +215,23 @@ def test_a_titan_index_ranks_by_meaning_where_words_differ() -> None:
     view = IndexView(engine.id, engine.dim, [Segment.build(engine.id, engine.dim, docs)])
     hits = search(view, engine, "fast car", k=2)
     assert [h.id for h in hits] == ["a"] and hits[0].lexical_rank is None and hits[0].vector_rank == 1
+
+
+def test_building_merging_and_forgetting_never_import_numpy() -> None:
+    """The ingest and verify functions have no numpy (it ships in the api function's SearchLayer)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "from acx.core.embedding import LocalHash128\n"
+        "from acx.core.search import to_docs\n"
+        "from acx.core.search.segment import Segment, live_masks, merge\n"
+        "e = LocalHash128()\n"
+        "a = Segment.build(e.id, e.dim, to_docs([{'id': 'x', 'title': 'kestrel', 'portable': True}], e))\n"
+        "b = Segment.from_bytes(a.to_bytes()).without({'x'})\n"
+        "m = merge([a, b], e.id, e.dim, lambda s, i: live_masks([a, b])[0][i])\n"
+        "print(len(m), len(b))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "0"]

@@ -472,8 +472,7 @@ def _folded(record_id: str, retired_into: dict[str, str]) -> set[str]:
 def compact(deps: Deps, tenant: str, package: str) -> dict[str, int]:
     """Merge the package's segments into one, dropping superseded and retired docs (O(package))."""
     from acx.adapters.search_index import Manifest, ManifestConflict
-    from acx.core.search.ranking import IndexView
-    from acx.core.search.segment import Segment, merge
+    from acx.core.search.segment import Segment, live_masks, merge
 
     store = _store(deps)
     for _ in range(MAX_RETRIES):
@@ -481,11 +480,10 @@ def compact(deps: Deps, tenant: str, package: str) -> dict[str, int]:
         if manifest is None or (len(manifest.segments) <= 1 and not manifest.deleted):
             return {"segments": 0 if manifest is None else len(manifest.segments), "compacted": 0}
         segments = [Segment.from_bytes(store.get_segment(k)) for k in manifest.segments]
-        view = IndexView(manifest.engine, manifest.dim, segments, frozenset(manifest.deleted))
-        masks = {id(s): m for s, m in zip(view.segments, view.live, strict=True)}
+        masks = {id(s): m for s, m in zip(segments, live_masks(segments, set(manifest.deleted)), strict=True)}
 
-        def live(seg: Segment, i: int, masks: dict[int, bytearray] = masks) -> bool:
-            return bool(masks[id(seg)][i])
+        def live(seg: Segment, i: int, masks: dict[int, list[bool]] = masks) -> bool:
+            return masks[id(seg)][i]
 
         merged = merge(segments, manifest.engine, manifest.dim, live)
         new_key = store.put_segment(tenant, package, merged.to_bytes())

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from acx.core.search.segment import Segment
+from acx.core.search.segment import Segment, live_masks
 
 K1 = 1.2
 B = 0.75
@@ -69,15 +69,7 @@ class IndexView:
         for seg in self.segments:
             if seg.engine != self.engine or seg.dim != self.dim:
                 raise EngineMismatch(f"segment built by {seg.engine} in an index of {self.engine}")
-        seen: set[str] = set(self.deleted)
-        live: list[Any] = [None] * len(self.segments)
-        for si in range(len(self.segments) - 1, -1, -1):
-            ids = self.segments[si].ids
-            if not seen:
-                live[si] = np.ones(len(ids), dtype=bool)  # the newest segment, nothing deleted
-            else:
-                live[si] = np.fromiter((rid not in seen for rid in ids), dtype=bool, count=len(ids))
-            seen.update(ids)
+        live = [np.array(m, dtype=bool) for m in live_masks(self.segments, self.deleted)]
         self.live = live
         self._all_live = [bool(m.all()) for m in live]
         self._np = [_arrays(seg) for seg in self.segments]

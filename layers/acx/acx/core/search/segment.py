@@ -243,3 +243,15 @@ def merge(segments: list[Segment], engine: str, dim: int, keep: Any) -> Segment:
         doc_arr.extend(d)
         tf_arr.extend(t)
     return Segment(engine, dim, ids, zones, tags, lengths, postings, doc_arr, tf_arr, vectors, scales)
+
+
+def live_masks(segments: list[Segment], deleted: set[str] | frozenset[str] = frozenset()) -> list[list[bool]]:
+    """Which docs of each segment are live: not ``deleted`` and not superseded by the same id in a
+    later segment (pure Python: compaction in the verify function uses it without numpy)."""
+    seen: set[str] = set(deleted)
+    masks: list[list[bool]] = [[] for _ in segments]
+    for si in range(len(segments) - 1, -1, -1):
+        ids = segments[si].ids
+        masks[si] = [True] * len(ids) if not seen else [rid not in seen for rid in ids]
+        seen.update(ids)
+    return masks
