@@ -209,30 +209,39 @@ def speed_rows(collection: dict[str, Any], n: int, batch: int) -> list[dict[str,
     del segments
     gc.collect()
     queries = [q["text"] for q in collection["queries"]]
-    started = time.perf_counter()
-    view = IndexView(engine.id, engine.dim, [Segment.from_bytes(data)])
+    # Wall time, and this process's CPU time: the machine is shared, and CPU time is what a query
+    # costs on a core of its own (a Lambda environment runs one request at a time).
+    started, cpu = time.perf_counter(), time.process_time()
+    view = IndexView(engine.id, engine.dim, [Segment.from_bytes(data)])  # numpy is imported here
     search(view, engine, queries[0], k=10)
-    cold_s = time.perf_counter() - started
-    latencies = []
+    cold_s, cold_cpu = time.perf_counter() - started, time.process_time() - cpu
+    wall, cpus = [], []
     for q in queries[1:]:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         search(view, engine, q, k=10)
-        latencies.append((time.perf_counter() - t0) * 1000)
-    latencies.sort()
-    p50 = latencies[len(latencies) // 2]
-    p95 = latencies[int(len(latencies) * 0.95)]
+        wall.append((time.perf_counter() - t0) * 1000)
+        cpus.append((time.process_time() - c0) * 1000)
+
+    def pct(values: list[float], p: float) -> float:
+        return sorted(values)[int(len(values) * p)]
+
     label = f"{n // 1000}k records"
+    queried = f"{label}, {len(queries) - 1} Cranfield queries, k=10"
     return [
         {
-            "name": f"search query p95 warm ({label})",
-            "value": round(p95, 2),
+            "name": f"search query p95 warm ({queried}), wall / CPU",
+            "value": f"{pct(wall, 0.95):.1f} / {pct(cpus, 0.95):.1f}",
             "unit": "ms",
             "target": "<= 50 ms",
         },
-        {"name": f"search query p50 warm ({label})", "value": round(p50, 2), "unit": "ms"},
         {
-            "name": f"search first query after a cold load ({label}: parse segment + query)",
-            "value": round(cold_s, 3),
+            "name": f"search query p50 warm ({queried}), wall / CPU",
+            "value": f"{pct(wall, 0.5):.1f} / {pct(cpus, 0.5):.1f}",
+            "unit": "ms",
+        },
+        {
+            "name": f"search first query after a cold load ({label}: parse, import numpy, query), wall / CPU",
+            "value": f"{cold_s:.2f} / {cold_cpu:.2f}",
             "unit": "s",
             "target": "<= 1 s",
         },
