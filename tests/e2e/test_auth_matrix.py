@@ -188,6 +188,7 @@ def cases(seed: Seed) -> list[Case]:
         Case("POST", f"{P}/uploads", "memory:write", body={}, ok=(201,), creates=True, check_ok=url_issued),
         Case("GET", f"{P}/uploads/{{uploadId}}", "memory:write", {"uploadId": seed.upload_id}),
         Case("GET", f"{P}/memories", "memory:read", query="limit=10"),
+        Case("GET", f"{P}/memories/search", "memory:read", query="q=platypus+walrus&k=5"),
         Case(
             "GET",
             f"{P}/cartridges/{{cartridgeId}}",

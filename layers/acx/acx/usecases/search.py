@@ -37,7 +37,7 @@ DEFAULT_K = 10
 MAX_TAG_CHARS = 128
 COMPACT_AT = 8  # segments: the scheduled run compacts a package's index beyond this
 COMPACT_NOW_AT = 64  # segments: an ingest compacts inline beyond this (the schedule fell behind)
-CACHE_DOCS = 600_000  # docs kept in the warm function's memory, across packages (LRU)
+CACHE_DOCS = 400_000  # docs kept in the warm function's memory (~1 KB each), across packages (LRU)
 REBUILD_PAGE = 1000
 MAX_RETRIES = 8
 
