@@ -76,13 +76,23 @@ class IndexView:
         self.n = int(sum(int(m.sum()) for m in live))
         total = sum(float(a["lengths"][m].sum()) for a, m in zip(self._np, live, strict=True))
         self.avgdl = total / self.n if self.n else 0.0
-        # BM25's tf part of every posting, once per view (it depends on the package's avgdl): a query
-        # then costs one gather-add per term.
-        slope = K1 * B / (self.avgdl or 1.0)
-        for arrays in self._np:
-            tf = arrays["tfs"].astype(np.float32)
-            dl = arrays["lengths"][arrays["docs"]].astype(np.float32)
-            arrays["impact"] = tf / (tf + np.float32(K1 * (1.0 - B)) + np.float32(slope) * dl)
+        self._slope = np.float32(K1 * B / (self.avgdl or 1.0))
+        self._impacts: list[dict[str, Any]] = [{} for _ in self.segments]
+
+    def _impact(self, si: int, term: str, start: int, count: int) -> Any:
+        """BM25's tf part of a term's postings in one segment (it depends on the package's avgdl),
+        computed on first use and kept for the view's life: a query then costs one gather-add per term,
+        and a cold load does not pay for the terms nobody searched."""
+        import numpy as np
+
+        cached = self._impacts[si].get(term)
+        if cached is None:
+            arrays = self._np[si]
+            tf = arrays["tfs"][start : start + count].astype(np.float32)
+            dl = arrays["lengths"][arrays["docs"][start : start + count]].astype(np.float32)
+            cached = tf / (tf + np.float32(K1 * (1.0 - B)) + self._slope * dl)
+            self._impacts[si][term] = cached
+        return cached
 
     def ids(self) -> Iterable[str]:
         for seg, mask in zip(self.segments, self.live, strict=True):
@@ -125,7 +135,7 @@ class IndexView:
                 start, count = where
                 arrays = self._np[si]
                 docs = arrays["docs"][start : start + count]
-                impact = arrays["impact"][start : start + count]
+                impact = self._impact(si, term, start, count)
                 if not self._all_live[si]:
                     alive = self.live[si][docs]
                     docs, impact = docs[alive], impact[alive]
