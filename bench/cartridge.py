@@ -37,8 +37,8 @@ def child(n: int) -> None:
     """Export ``n`` records once; print seconds and peak RSS as JSON."""
     import resource
 
+    from acx.core.export import build_cartridge
     from acx.core.signing import LocalEd25519Signer
-    from acx.usecases.export import build_cartridge
 
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()

@@ -144,3 +144,89 @@ _roundtrip = st.recursive(
 def test_loads_of_dumps_round_trips(value):
     assert loads(dumps_record(value)) == value
     assert json.loads(dumps_record(value)) == value
+
+
+# RFC 8785 Appendix B: IEEE-754 bit patterns and their canonical text (NaN and Infinity are errors).
+APPENDIX_B = [
+    ("0000000000000000", "0"),
+    ("8000000000000000", "0"),
+    ("0000000000000001", "5e-324"),
+    ("8000000000000001", "-5e-324"),
+    ("7fefffffffffffff", "1.7976931348623157e+308"),
+    ("ffefffffffffffff", "-1.7976931348623157e+308"),
+    ("4340000000000000", "9007199254740992"),
+    ("c340000000000000", "-9007199254740992"),
+    ("4430000000000000", "295147905179352830000"),
+    ("44b52d02c7e14af5", "9.999999999999997e+22"),
+    ("44b52d02c7e14af6", "1e+23"),
+    ("44b52d02c7e14af7", "1.0000000000000001e+23"),
+    ("444b1ae4d6e2ef4e", "999999999999999700000"),
+    ("444b1ae4d6e2ef4f", "999999999999999900000"),
+    ("444b1ae4d6e2ef50", "1e+21"),
+    ("3eb0c6f7a0b5ed8c", "9.999999999999997e-7"),
+    ("3eb0c6f7a0b5ed8d", "0.000001"),
+    ("41b3de4355555553", "333333333.3333332"),
+    ("41b3de4355555554", "333333333.33333325"),
+    ("41b3de4355555555", "333333333.3333333"),
+    ("41b3de4355555556", "333333333.3333334"),
+    ("41b3de4355555557", "333333333.33333343"),
+    ("becbf647612f3696", "-0.0000033333333333333333"),
+    ("43143ff3c1cb0959", "1424953923781206.2"),
+]
+
+
+def _double(bits: str) -> float:
+    import struct
+
+    return struct.unpack(">d", bytes.fromhex(bits))[0]
+
+
+@pytest.mark.parametrize(("bits", "text"), APPENDIX_B)
+def test_appendix_b_numbers_canonicalise_and_read_back(bits, text):
+    value = _double(bits)
+    assert dumps_record(value) == text.encode() == dumps(value)
+    # acx canon's reader: every Appendix B text reads back as the same double and re-canonicalises.
+    back = loads(text, ieee_numbers=True)
+    assert back == value and dumps_record(back) == text.encode()
+
+
+@pytest.mark.parametrize(("bits", "text"), APPENDIX_B)
+def test_record_parser_takes_appendix_b_numbers_or_names_the_path(bits, text):
+    """Records refuse an integer literal beyond 2^53-1 (it would not hash as written); all else reads."""
+    unsafe_integer = text.lstrip("-").isdigit() and abs(int(text)) > MAX_SAFE_INTEGER
+    if unsafe_integer:
+        with pytest.raises(CanonicalError) as info:
+            loads('{"records":[{"xpAwarded":' + text + "}]}")
+        assert info.value.path == "$.records[0].xpAwarded" and "2^53" in info.value.message
+    else:
+        assert loads('{"n":' + text + "}") == {"n": _double(bits)}
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        ("9007199254740993", b"9007199254740992"),  # rounds to the nearest double, as RFC 8785 does
+        ("[1e16, 10000000000000000]", b"[10000000000000000,10000000000000000]"),
+        ("-295147905179352830000", b"-295147905179352830000"),
+        ("123456789012345678901234567890", b"1.2345678901234568e+29"),
+    ],
+)
+def test_ieee_numbers_round_integers_beyond_2_53(document, expected):
+    assert dumps_record(loads(document, ieee_numbers=True)) == expected
+
+
+def test_huge_integer_literals_are_refused_cleanly_not_crashing():
+    digits = "9" * 5000  # beyond Python's int-from-str limit
+    with pytest.raises(CanonicalError) as info:
+        loads("[" + digits + "]")
+    assert info.value.path == "$[0]"
+    with pytest.raises(CanonicalError, match="infinity"):
+        loads("[" + digits + "]", ieee_numbers=True)
+
+
+@settings(max_examples=400)
+@given(_json)  # its integers reach 2^60, beyond 2^53
+def test_canon_of_canon_is_canon(value):
+    """What ``acx canon`` does: read with IEEE numbers, write RFC 8785; its output reads back unchanged."""
+    once = dumps_record(loads(json.dumps(value), ieee_numbers=True))
+    assert dumps_record(loads(once, ieee_numbers=True)) == once

@@ -225,3 +225,28 @@ def test_truncated_and_corrupted_files_raise_cartridge_error(tmp_path: Path) -> 
                 list(r.iter_memory())
     with pytest.raises(CartridgeError):
         CartridgeReader(tmp_path / "missing.acx")
+
+
+def test_seal_sign_commit_with_an_injected_signer(tmp_path):
+    """Signing is its own step: seal gives the Statement, any signer signs it, commit stores it."""
+    from acx.core import dsse
+    from acx.core.trust import evaluate
+
+    signer = LocalEd25519Signer()
+    w = CartridgeWriter(tmp_path / "c.acx", artifact_id="a", artifact_version="1")
+    w.add_memory(rec(1), "rom")
+    statement = w.seal("com.example.team", cartridge_id="c-1")
+    assert statement["subject"][0]["name"] == "c-1"
+    with pytest.raises(CartridgeError, match="already sealed"):
+        w.seal("com.example.team")
+    other = dict(statement, predicate=dict(statement["predicate"], publisherId="com.attacker"))
+    with pytest.raises(CartridgeError, match="does not sign the sealed statement"):
+        w.commit(dsse.sign_statement(other, signer), signer.public_key_der(), signer.algorithm)
+    assert not (tmp_path / "c.acx").exists()  # a refused commit leaves nothing behind
+
+    w = CartridgeWriter(tmp_path / "c.acx", artifact_id="a", artifact_version="1")
+    w.add_memory(rec(1), "rom")
+    statement = w.seal("com.example.team", cartridge_id="c-1")
+    result = w.commit(dsse.sign_statement(statement, signer), signer.public_key_der(), signer.algorithm)
+    assert result.cartridge_id == "c-1" and (tmp_path / "c.acx").exists()
+    assert evaluate(tmp_path / "c.acx").verdict == "portable"

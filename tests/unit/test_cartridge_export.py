@@ -12,7 +12,7 @@ from acx.core.trust import evaluate
 
 pytest.importorskip("acx.core.scrub")
 
-from acx.usecases.export import ExportBlocked, build_cartridge
+from acx.core.export import ExportBlocked, build_cartridge
 
 CBF = "cbf1_" + "cd" * 20
 
@@ -131,3 +131,27 @@ def test_inclusion_attestation_embedded_and_verified(tmp_path: Path) -> None:
 
     res = _build(tmp_path / "b.acx", signer, checkpoint=text, verifier_key=vkey, inclusion=three)
     assert res.counts["inclusion"]["embedded"] is False
+
+
+def test_the_given_cartridge_id_is_the_signed_one(tmp_path: Path) -> None:
+    """The id the service hands out (its job id) is what the signature covers, not a second random id."""
+    from acx.core import dsse
+
+    res = _build(tmp_path / "a.acx", LocalEd25519Signer(), cartridge_id="0123abcd")
+    assert res.cartridge_id == "0123abcd"
+    with CartridgeReader(tmp_path / "a.acx") as r:
+        assert r.meta()["acx.cartridge_id"] == "0123abcd"
+        sig = r.signature()
+        assert sig is not None
+        statement = dsse.parse_envelope(sig.envelope).statement()
+    assert statement["subject"][0]["name"] == "0123abcd"
+    assert statement["predicate"]["provenanceInstanceId"] == "0123abcd"
+
+
+def test_package_files_cannot_pose_as_the_log_attestation(tmp_path: Path) -> None:
+    from acx.core.cartridge import CartridgeError
+
+    forged = [("rom/attestations/log-checkpoint.json", b'{"checkpoint":"x","verifierKey":"y","proofs":[]}')]
+    with pytest.raises(CartridgeError, match="reserved"):
+        _build(tmp_path / "a.acx", LocalEd25519Signer(), files=forged)
+    assert list(tmp_path.iterdir()) == []

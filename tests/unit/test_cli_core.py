@@ -160,3 +160,26 @@ def test_console_script_runs_in_a_subprocess(tmp_path):
         timeout=60,
     )
     assert done.returncode == 0 and done.stdout == b'{"a":0,"z":1}'
+
+
+def test_canon_re_reads_its_own_output_through_pipes(tmp_path):
+    """``echo '[1e16]' | acx canon - | acx canon -``, and the RFC's Appendix B integer, in subprocesses."""
+    for text, expected in (
+        (b"[1e16]", b"[10000000000000000]"),
+        (b"295147905179352830000", b"295147905179352830000"),
+        (b'{"b":9007199254740993,"a":1E400}', None),
+    ):
+        first = subprocess.run(
+            [sys.executable, "-m", "acx.cli.main", "canon", "-"], input=text, capture_output=True, check=False
+        )
+        if expected is None:
+            assert first.returncode == 2 and b"$.a" in first.stderr and b"infinity" in first.stderr
+            continue
+        assert first.returncode == 0 and first.stdout == expected, first.stderr
+        second = subprocess.run(
+            [sys.executable, "-m", "acx.cli.main", "canon", "-"],
+            input=first.stdout,
+            capture_output=True,
+            check=False,
+        )
+        assert second.returncode == 0 and second.stdout == expected, second.stderr

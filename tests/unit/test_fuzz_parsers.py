@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 from acx.core.bundle import Bundle, BundleError, Limits, parse_bundle
 from acx.core.cartridge import CartridgeError, CartridgeReader
+from acx.core.export import build_cartridge
 from acx.core.signing import LocalEd25519Signer
 from acx.core.trust import evaluate
-from acx.usecases.export import build_cartridge
 
 SCALE = max(1, int(os.environ.get("ACX_FUZZ_EXAMPLES", "12")) // 12)
 FUZZ = settings(

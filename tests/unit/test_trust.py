@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from acx.core import canonical, dsse
-from acx.core.cartridge import CartridgeWriter
+from acx.core.cartridge import CartridgeWriter, log_attestation
 from acx.core.signing import LocalEd25519Signer, PublicKey
-from acx.core.trust import CHECKPOINT_ATT_ID, CHECKPOINT_ATT_TYPE, CHECKPOINT_MEDIA_TYPE, evaluate
+from acx.core.trust import evaluate
 
 PUB = "com.example.team"
 
@@ -41,7 +41,7 @@ def build(path: Path, signer: LocalEd25519Signer, attestation: bytes | None = No
             w.add_memory(rec(i), "rom")
         w.add_file("rom/knowledge/A.md", b"# a\n")
         if attestation is not None:
-            w.add_attestation(CHECKPOINT_ATT_ID, CHECKPOINT_ATT_TYPE, CHECKPOINT_MEDIA_TYPE, attestation)
+            log_attestation.write(w, attestation)
         return w.finalize(signer, PUB).manifest_hash
 
 

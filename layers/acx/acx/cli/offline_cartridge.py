@@ -60,8 +60,8 @@ def _fail(message: str, code: int = EXIT_INVALID) -> int:
 
 def inspect_doc(path: str) -> dict[str, Any]:
     """Everything ``acx inspect`` shows, as a dict."""
-    from acx.core import canonical, dsse
-    from acx.core.cartridge import CartridgeReader
+    from acx.core import dsse
+    from acx.core.cartridge import CartridgeReader, log_attestation
 
     with CartridgeReader(path) as r:
         sig = r.signature()
@@ -74,19 +74,7 @@ def inspect_doc(path: str) -> dict[str, Any]:
                 signed["publisherId"] = pred.get("publisherId")
             except dsse.DsseError as exc:
                 signed["error"] = str(exc)
-        checkpoint = None
-        for att in r.attestations():
-            if att["type"] == "acx.log-checkpoint/v1":
-                try:
-                    doc = canonical.loads(att["document"])
-                    lines = str(doc.get("checkpoint", "")).split("\n")
-                    checkpoint = {
-                        "origin": lines[0],
-                        "treeSize": lines[1] if len(lines) > 1 else None,
-                        "proofs": len(doc.get("proofs", [])),
-                    }
-                except canonical.CanonicalError:
-                    checkpoint = {"error": "unparseable"}
+        checkpoint = log_attestation.summary(r)
         return {
             "file": path,
             "applicationId": 1094932529,

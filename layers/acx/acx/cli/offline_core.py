@@ -89,7 +89,11 @@ def read_salt(path: str | Path) -> bytes:
 
 
 def cmd_canon(args: argparse.Namespace) -> int:
-    """Print canonical bytes exactly (no newline), so the output can be hashed as is."""
+    """Print canonical bytes exactly (no newline), so the output can be hashed as is.
+
+    Numbers are IEEE doubles (RFC 8785): an integer beyond 2^53-1 is rounded as the RFC does, so the
+    output always reads back (``acx canon x | acx canon -`` prints the same bytes).
+    """
     from acx.core.canonical import CanonicalError, dumps_record, loads
 
     try:
@@ -97,7 +101,7 @@ def cmd_canon(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _err("canon", f"cannot read {args.file}: {exc.strerror}")
     try:
-        out = dumps_record(loads(data))
+        out = dumps_record(loads(data, ieee_numbers=True))
     except CanonicalError as exc:
         sys.stderr.write(f"{exc.path}: {exc.message}\n")
         return EXIT_INVALID

@@ -4,8 +4,17 @@ Every hash in the service (content hashes, log entries, object ids, manifests) i
 produced here, so two implementations that agree on RFC 8785 agree on every hash.
 
 Parsing is strict where plain ``json.loads`` is lenient: duplicate object keys, lone surrogates,
-NaN/Infinity and integers outside +/-2^53 are refused with a :class:`CanonicalError` naming the JSON
-path, because each of them makes "the same document" hash differently in different parsers.
+NaN/Infinity and numbers that overflow to infinity are refused with a :class:`CanonicalError` naming
+the JSON path, because each of them makes "the same document" hash differently in different parsers.
+
+Integer literals outside +/-(2^53-1) (RFC 8785 §3.2.2.3: JSON numbers are IEEE-754 doubles):
+
+- by default (memory records, bundles, cartridge payloads) they are refused, naming the JSON path:
+  ``9007199254740993`` would silently become ``9007199254740992``, so a record would not hash as its
+  author wrote it;
+- with ``ieee_numbers=True`` (``acx canon``) they are read as the nearest double, as RFC 8785 and
+  ECMAScript ``JSON.parse`` do: ``295147905179352830000`` (Appendix B) stays itself, ``1e16`` is
+  written ``10000000000000000`` and reads back, so ``canon(canon(x)) == canon(x)``.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -52,11 +62,23 @@ def _constant(name: str) -> Any:
     raise _Refused(f"non-finite number {name} is not JSON")
 
 
+_MAX_SAFE_DIGITS = len(str(MAX_SAFE_INTEGER))
+
+
 def _int(text: str) -> int:
-    value = int(text)
-    if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
-        return value
+    # Longer literals are out of range anyway; int() of a huge one is slow and limited to 4300 digits.
+    if len(text.lstrip("-")) <= _MAX_SAFE_DIGITS:
+        value = int(text)
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return value
     raise _Refused("integer outside +/-(2^53-1) cannot be represented exactly")
+
+
+def _int_ieee(text: str) -> int | float:
+    try:
+        return _int(text)
+    except _Refused:
+        return _float(text)  # correctly rounded to the nearest double, as RFC 8785 reads it
 
 
 def _float(text: str) -> float:
@@ -66,8 +88,11 @@ def _float(text: str) -> float:
     return value
 
 
-def loads(data: bytes | bytearray | memoryview | str) -> Any:
-    """Parse a JSON document strictly; raise :class:`CanonicalError` naming the JSON path."""
+def loads(data: bytes | bytearray | memoryview | str, *, ieee_numbers: bool = False) -> Any:
+    """Parse a JSON document strictly; raise :class:`CanonicalError` naming the JSON path.
+
+    ``ieee_numbers``: read integers beyond +/-(2^53-1) as IEEE doubles instead of refusing them.
+    """
     if isinstance(data, bytes | bytearray | memoryview):
         try:
             text = bytes(data).decode("utf-8")
@@ -77,10 +102,14 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
         text = data
     try:
         value = json.loads(
-            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int, parse_float=_float
+            text,
+            object_pairs_hook=_pairs,
+            parse_constant=_constant,
+            parse_int=_int_ieee if ieee_numbers else _int,
+            parse_float=_float,
         )
     except _Refused as exc:
-        raise CanonicalError(exc.message, _locate(text, exc)) from None
+        raise CanonicalError(exc.message, _locate(text, exc, ieee_numbers)) from None
     except json.JSONDecodeError as exc:
         raise CanonicalError(
             f"invalid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})", path_at(text, exc.pos)
@@ -130,9 +159,11 @@ def child_path(path: str, key: str) -> str:
     return f"{path}[{json.dumps(key)}]"
 
 
-def _locate(text: str, exc: _Refused) -> str:
+def _locate(text: str, exc: _Refused, ieee_numbers: bool = False) -> str:
     # The stdlib hooks do not know where they are; re-scan to name the path. Only on the error path.
-    return _Scanner(text).find(exc)
+    scanner = _Scanner(text)
+    scanner.parse_int = _int_ieee if ieee_numbers else _int
+    return scanner.find(exc)
 
 
 def path_at(text: str, offset: int) -> str:
@@ -162,6 +193,7 @@ class _Scanner:
         self.stop_at = -1
         self.target: _Refused | None = None
         self.found: str | None = None
+        self.parse_int: Callable[[str], Any] = _int
 
     def current_path(self) -> str:
         path = "$"
@@ -213,7 +245,7 @@ class _Scanner:
             self._hit()
         try:
             if token.lstrip("-").isdigit():
-                _int(token)
+                self.parse_int(token)
             elif token not in ("true", "false", "null"):
                 _float(token)
         except _Refused:

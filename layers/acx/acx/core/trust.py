@@ -18,21 +18,8 @@ only self-consistency (anyone can embed their own key), which is why such a cart
 ``portable`` unless the registry vouches for that exact keyid. The registry is assumed authentic:
 this does NOT stop an attacker who can edit the verifier's registry file.
 
-Log checkpoint attestation (optional; absent is fine). An ``attestations`` row with
-``att_id = 'log-checkpoint'``, ``type = 'acx.log-checkpoint/v1'``, ``media_type =
-'application/vnd.acx.log-checkpoint+json'``, bound into the ROM manifest as
-``attestation:log-checkpoint`` (canon ``raw``), whose document is canonical JSON::
-
-    {"checkpoint": "<C2SP signed note>", "verifierKey": "<name+keyid+base64 key>",
-     "proofs": [{"memoryId": "...", "contentHash": "<hex>", "entryHash": "<hex>",
-                 "index": n, "proof": ["<hex>", ...]}, ...]}
-
-The checkpoint must verify under ``verifierKey``; every ROM memory row must have exactly one proof,
-and ``leaf = sha256(0x00 || entryHash)`` must be included at ``index`` in the checkpoint's tree
-(RFC 9162, every proof element consumed). Any failure is ``tampered``. What it proves: the exported
-records were entries of a log whose head the log key signed. It does NOT stop a publisher who runs
-its own log and key (the verifier key travels inside the document, bound only by the publisher's
-signature), nor prove that a stripped ROM payload corresponds to that entry's original content.
+The optional log-checkpoint attestation (a ROM file) is checked by
+:func:`acx.core.cartridge.log_attestation.check_inclusion`; any failure there is ``tampered``.
 """
 
 from __future__ import annotations
@@ -45,12 +32,10 @@ from typing import Any
 
 from acx.core import canonical, dsse
 from acx.core.cartridge import CartridgeReader
+from acx.core.cartridge.log_attestation import check_inclusion
 from acx.core.signing import PublicKey
 
 REGISTRY_SCHEMA = "acx.trust-registry/1"
-CHECKPOINT_ATT_ID = "log-checkpoint"
-CHECKPOINT_ATT_TYPE = "acx.log-checkpoint/v1"
-CHECKPOINT_MEDIA_TYPE = "application/vnd.acx.log-checkpoint+json"
 VERDICTS = ("tampered", "legacy", "portable", "trusted", "local")
 
 
@@ -133,63 +118,6 @@ def eligibility(
             f"namespace proof {proof.get('txtRecord')!r} is not {namespace_record(publisher_id)!r}"
         )
     return reasons
-
-
-def check_inclusion(reader: CartridgeReader) -> tuple[dict[str, Any], list[str]]:
-    """Verify the log-checkpoint attestation if present: (summary, failures)."""
-    from acx.core.checkpoint import CheckpointError, verify_checkpoint
-    from acx.core.merkle import leaf_hash, verify_inclusion
-
-    atts = [
-        a
-        for a in reader.attestations()
-        if a["att_id"] == CHECKPOINT_ATT_ID or a["type"] == CHECKPOINT_ATT_TYPE
-    ]
-    if not atts:
-        return {"present": False}, []
-    if len(atts) > 1:
-        return {"present": True}, ["more than one log-checkpoint attestation"]
-    att = atts[0]
-    summary: dict[str, Any] = {"present": True, "checked": 0, "failed": 0}
-    try:
-        doc = canonical.loads(att["document"])
-        cp = verify_checkpoint(doc["checkpoint"], doc["verifierKey"])
-        proofs = doc["proofs"]
-        if not isinstance(proofs, list):
-            raise TypeError("proofs")
-    except CheckpointError as exc:
-        return summary, [f"log checkpoint does not verify: {exc}"]
-    except (canonical.CanonicalError, KeyError, TypeError) as exc:
-        return summary, [f"log checkpoint attestation is malformed ({type(exc).__name__})"]
-    summary.update(origin=cp.origin, treeSize=cp.size, root=cp.root.hex())
-    failures: list[str] = []
-    by_id: dict[str, dict[str, Any]] = {}
-    for p in proofs:
-        mid = p.get("memoryId") if isinstance(p, dict) else None
-        if not isinstance(mid, str) or mid in by_id:
-            failures.append("inclusion proof list has a missing or duplicate memoryId")
-            continue
-        by_id[mid] = p
-    for row in reader.iter_memory("rom"):
-        p = by_id.pop(row.id, None)
-        summary["checked"] += 1
-        ok = False
-        if p is not None:
-            try:
-                leaf = leaf_hash(bytes.fromhex(p["entryHash"]))
-                path = [bytes.fromhex(h) for h in p["proof"]]
-                ok = isinstance(p["index"], int) and verify_inclusion(
-                    leaf, p["index"], cp.size, path, cp.root
-                )
-            except (KeyError, TypeError, ValueError):
-                ok = False
-        if not ok:
-            summary["failed"] += 1
-            if len(failures) < 20:
-                failures.append(f"memory {row.id}: {'no' if p is None else 'failed'} inclusion proof")
-    if by_id:
-        failures.append(f"{len(by_id)} inclusion proofs name no ROM memory row")
-    return summary, failures
 
 
 def evaluate(

@@ -66,7 +66,7 @@ def request_export(
 
 def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict[str, Any]:
     """Build, scrub, sign and store one cartridge; the job records the outcome."""
-    from acx.usecases.export import ExportBlocked, build_cartridge
+    from acx.core.export import ExportBlocked, build_cartridge
 
     job = deps.jobs.get(tenant, package, "export", cartridge_id)
     if job is None:
@@ -97,6 +97,7 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
                 forbidden=_repo_identifiers(deps, tenant, package),
                 artifact_id=f"{tenant}/{package}",
                 artifact_version=str(size),
+                cartridge_id=cartridge_id,  # the id the API returns is the one the signature covers
             )
         except ExportBlocked as exc:
             report = exc.report.to_dict()

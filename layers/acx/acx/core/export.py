@@ -1,6 +1,9 @@
-"""Build one signed cartridge from records and files: boundary, scrub gate, write, sign (no boto3).
+"""The one export flow: boundary, scrub gate, write, build the statement, sign, commit (no boto3).
 
-The caller (``usecases.cartridges``) wires S3, DynamoDB and KMS around :func:`build_cartridge`.
+Pure apart from the file it writes and the injected signer (``acx.core.signing.Signer``: KMS in the
+service, a local key in tests and the CLI): ``writer.seal`` gives the in-toto Statement,
+``dsse.sign_statement`` signs it, ``writer.commit`` stores the envelope. The caller
+(``usecases.cartridges``) wires S3, DynamoDB and KMS around :func:`build_cartridge`.
 Records stream through: the scrub gate scans each chunk of boundary-applied payloads before it is
 written, so memory stays bounded; if anything is blocked, the partial file is deleted and
 :class:`ExportBlocked` is raised, so a blocked export leaves nothing behind.
@@ -16,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acx.core import canonical
-from acx.core.cartridge import CartridgeWriter, memory_payload
+from acx.core import dsse
+from acx.core.cartridge import CartridgeError, CartridgeWriter, log_attestation, memory_payload
+from acx.core.cartridge.log_attestation import InclusionEntry
 from acx.core.signing import Signer
 
 CHUNK = 2000
@@ -67,7 +71,7 @@ class _Gate:
         return self.report is not None
 
 
-def _proof_entry(rid: str, record: dict[str, Any], got: Any, size: int) -> dict[str, Any] | None:
+def _proof_entry(rid: str, record: dict[str, Any], got: Any, size: int) -> InclusionEntry | None:
     if got is None or not isinstance(got, tuple | list) or len(got) < 4:
         return None  # no proof, or no entry hash to rebuild the leaf from
     index, psize, proof, entry_hash = got[0], got[1], got[2], got[3]
@@ -75,13 +79,7 @@ def _proof_entry(rid: str, record: dict[str, Any], got: Any, size: int) -> dict[
         raise ValueError(f"inclusion proof for {rid} is for tree size {psize}, checkpoint has {size}")
     from acx.core.log import content_hash
 
-    return {
-        "memoryId": rid,
-        "contentHash": content_hash(record),
-        "entryHash": entry_hash,
-        "index": int(index),
-        "proof": list(proof),
-    }
+    return InclusionEntry(rid, content_hash(record), entry_hash, int(index), list(proof))
 
 
 def build_cartridge(
@@ -102,13 +100,18 @@ def build_cartridge(
     capabilities: Iterable[dict[str, Any]] = (),
     provenance_instance_id: str | None = None,
     meta: dict[str, str] | None = None,
+    cartridge_id: str | None = None,
 ) -> ExportResult:
     """Write and sign a cartridge at ``path``; raise :class:`ExportBlocked` if the gate blocks.
 
     ``inclusion(record_id)`` returns ``(index, size, proof_hex, entry_hash_hex)`` for the log entry
     of that record (or None). When every ROM record has one, a ``log-checkpoint`` attestation is
-    embedded (see :mod:`acx.core.trust`); a 3-tuple carries no leaf, so the attestation is omitted
-    and ``counts['inclusion']`` says why (a verifier cannot check a proof without its leaf).
+    embedded as the ROM file ``rom/attestations/log-checkpoint.json`` (see
+    :mod:`acx.core.cartridge.log_attestation`; callers' files may not use ``rom/attestations/``).
+    ``cartridge_id`` becomes the signed ``acx.cartridge_id`` (and the Statement's subject name), so
+    the id the service hands out is the one the signature covers. A 3-tuple carries no leaf, so the
+    attestation is omitted and ``counts['inclusion']`` says why (a verifier cannot check a proof
+    without its leaf).
     """
     from acx.core.embedding import embed_record, engine_descriptor
     from acx.core.records import zone_of
@@ -122,7 +125,7 @@ def build_cartridge(
 
         cp = verify_checkpoint(checkpoint, verifier_key) if verifier_key else parse_checkpoint(checkpoint)
         cp_size = cp.size
-    proofs: list[dict[str, Any]] = []
+    proofs: list[InclusionEntry] = []
     proof_note: str | None = None if checkpoint and verifier_key and inclusion else "no checkpoint given"
     with CartridgeWriter(
         path, artifact_id=artifact_id, artifact_version=artifact_version, embedding_engine=engine, meta=meta
@@ -157,6 +160,8 @@ def build_cartridge(
         if batch:
             drain()
         for name, data in files:
+            if name.startswith(log_attestation.RESERVED_PREFIX):
+                raise CartridgeError(f"{name}: rom/attestations/ is reserved for the service's attestations")
             text = bytes(data).decode("utf-8", errors="replace")
             is_skill = name.endswith("/SKILL.md")
             gate.scan([], [] if is_skill else [(name, text)], [(name, text)] if is_skill else [])
@@ -168,16 +173,16 @@ def build_cartridge(
             writer.add_capability(cap)
         inclusion_info: dict[str, Any] = {"embedded": False}
         if proof_note is None:
-            from acx.core.trust import CHECKPOINT_ATT_ID, CHECKPOINT_ATT_TYPE, CHECKPOINT_MEDIA_TYPE
-
-            document = canonical.dumps(
-                {"checkpoint": checkpoint, "verifierKey": verifier_key, "proofs": proofs}
-            )
-            writer.add_attestation(CHECKPOINT_ATT_ID, CHECKPOINT_ATT_TYPE, CHECKPOINT_MEDIA_TYPE, document)
+            assert checkpoint is not None and verifier_key is not None
+            log_attestation.write(writer, log_attestation.document(checkpoint, verifier_key, proofs))
             inclusion_info = {"embedded": True, "proofs": len(proofs), "treeSize": cp_size}
         else:
             inclusion_info["reason"] = proof_note
-        result = writer.finalize(signer, publisher_id, provenance_instance_id=provenance_instance_id)
+        statement = writer.seal(
+            publisher_id, cartridge_id=cartridge_id, provenance_instance_id=provenance_instance_id
+        )
+        envelope = dsse.sign_statement(statement, signer)
+        result = writer.commit(envelope, signer.public_key_der(), signer.algorithm)
     counts: dict[str, Any] = dict(result.counts)
     counts["quarantined"] = quarantined
     counts["inclusion"] = inclusion_info
