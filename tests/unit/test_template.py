@@ -77,7 +77,10 @@ def function_props(t: dict[str, Any], logical_id: str) -> dict[str, Any]:
     own = t["Resources"][logical_id].get("Properties", {})
     merged.update(own)
     if "Layers" in own:  # SAM appends a function's Layers to the Globals' ones (lists are additive)
-        merged["Layers"] = [*as_list(t.get("Globals", {}).get("Function", {}).get("Layers", [])), *own["Layers"]]
+        merged["Layers"] = [
+            *as_list(t.get("Globals", {}).get("Function", {}).get("Layers", [])),
+            *own["Layers"],
+        ]
     return merged
 
 
