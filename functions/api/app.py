@@ -259,6 +259,22 @@ def get_memories(
     return recall(_deps(), principal.tenant, pkg, tier=tier, tag=tag, limit=limit, cursor=cursor)
 
 
+@app.get("/v1/packages/<pkg>/memories/search")
+def search_memories(
+    pkg: PkgPath,
+    q: Annotated[str | None, Query()] = None,
+    k: Annotated[str | None, Query()] = None,
+    tier: Annotated[str | None, Query()] = None,
+    tag: Annotated[str | None, Query()] = None,
+) -> dict[str, Any]:
+    """Ranked hybrid search; the use case validates (limits named in the 400) and never logs ``q``."""
+    from acx.usecases.search import parse_query, search
+
+    principal = _caller(c.SCOPE_READ, pkg)
+    query = parse_query(q, k, tier, tag)
+    return search(_deps(), principal.tenant, pkg, query).model_dump(mode="json")
+
+
 RecordId = Annotated[str, Path(min_length=1, max_length=c.RECORD_ID_MAX)]
 
 

@@ -195,6 +195,7 @@ def cases(seed: Seed) -> list[Case]:
         Case("GET", f"{P}/memories/{{id}}", "memory:read", {"id": RECORDS[0]["id"]}),
         Case("GET", f"{P}/cartridges", "cartridge:export"),
         Case("GET", f"{P}/log/entries", "log:read"),
+        Case("GET", f"{P}/memories/search", "memory:read", query="q=platypus+walrus&k=5"),
         Case(
             "GET",
             f"{P}/cartridges/{{cartridgeId}}",

@@ -74,7 +74,13 @@ def text_of(value: Any) -> str:
 def function_props(t: dict[str, Any], logical_id: str) -> dict[str, Any]:
     """Function properties with SAM Globals merged in (function values win)."""
     merged = dict(t.get("Globals", {}).get("Function", {}))
-    merged.update(t["Resources"][logical_id].get("Properties", {}))
+    own = t["Resources"][logical_id].get("Properties", {})
+    merged.update(own)
+    if "Layers" in own:  # SAM appends a function's Layers to the Globals' ones (lists are additive)
+        merged["Layers"] = [
+            *as_list(t.get("Globals", {}).get("Function", {}).get("Layers", [])),
+            *own["Layers"],
+        ]
     return merged
 
 
@@ -539,7 +545,7 @@ def _statement(t: dict[str, Any], role: str, sid: str) -> dict[str, Any]:
             "architectures",
         ),
         (
-            lambda t: t["Resources"]["ApiFunction"]["Properties"].update(Layers=[]),
+            lambda t: t["Globals"]["Function"].update(Layers=[]),
             function_problems,
             "AcxLayer",
         ),

@@ -17,6 +17,8 @@ COMMAND_MODULES = (
     "acx.cli.offline_cartridge",
     "acx.cli.client",
     "acx.cli.client_lists",
+    "acx.cli.search",
+    "acx.cli.mcp_server",
 )
 
 # Commands that need only their own module: ``acx merge ...`` then skips importing (and, when no

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acx.config import Settings, settings
 from acx.core.forgetting import Keyer, NearPolicy, StaticKeyer
@@ -19,6 +19,24 @@ if TYPE_CHECKING:
 DEV_FORGET_KEY = StaticKeyer(b"acx-dev-forget-key: not a secret, set FORGET_KEY_ID")
 
 
+class IndexHooks(Protocol):
+    """What ingest and forget tell the search index (``usecases.search.SearchIndexer``)."""
+
+    def indexed(
+        self,
+        tenant: str,
+        package: str,
+        records: list[dict[str, Any]],
+        absorbed: dict[str, list[str]],
+        *,
+        new_package: bool,
+    ) -> None: ...
+
+    def forgotten(self, tenant: str, package: str, record_id: str) -> int: ...
+
+    def drop_index(self, tenant: str, package: str) -> None: ...
+
+
 @dataclass
 class Deps:
     settings: Settings
@@ -29,6 +47,16 @@ class Deps:
     jobs: JobStore
     signer: Any
     forget_keys: Keyer = field(default=DEV_FORGET_KEY)
+
+    index_hooks: IndexHooks | None = None
+
+    def index(self) -> IndexHooks:
+        """The search index hooks (built on first use; tests may set ``index_hooks``)."""
+        if self.index_hooks is None:
+            from acx.usecases.search import SearchIndexer
+
+            self.index_hooks = SearchIndexer(self)
+        return self.index_hooks
 
     def sqs(self) -> Any:
         from acx.adapters.aws import client

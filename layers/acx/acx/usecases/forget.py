@@ -76,6 +76,8 @@ def forget(
     def holds(r: dict[str, Any]) -> bool:
         return r.get("id") in ids or forgetting.knowledge_key(keyer, r.get("title"), r.get("summary")) in keys
 
+    for rid in sorted(ids):
+        deps.index().forgotten(ref.tenant, ref.package, rid)  # search index: before the answer
     rewritten = erase_from_bundles(deps, ref, holds, lambda _p, _c: False)
     revoked = revoke_cartridges(deps, ref, int(result.covers["seq"]))
     return {

@@ -247,6 +247,7 @@ def _merge_and_append(
             skipped.update((h.index, h) for h in hit.hits)
             skipped_files.update(hit.files)
             continue  # merge again without them (the skipped set only grows: this ends)
+        _index(deps, ref, plan, new_package=result.from_seq == 0)
         summary.from_seq, summary.to_seq, summary.checkpoint = (
             result.from_seq,
             result.to_seq,
@@ -257,6 +258,25 @@ def _merge_and_append(
     raise ServiceError(
         503, "contention", "too many concurrent writers on this package; retry", headers={"Retry-After": "1"}
     )
+
+
+def _index(deps: Deps, ref: PackageRef, plan: Any, *, new_package: bool) -> None:
+    """Search index hook, after the rows are committed. A failure never fails the acknowledged write:
+    the package's index is dropped instead, and the next search rebuilds it from the log."""
+    from acx.observability import logger
+
+    try:
+        deps.index().indexed(
+            ref.tenant, ref.package, list(plan.writes), dict(plan.absorbed), new_package=new_package
+        )
+    except Exception as exc:
+        logger.warning(
+            "search index update failed", extra={"package": ref.package, "error": type(exc).__name__}
+        )
+        try:
+            deps.index().drop_index(ref.tenant, ref.package)
+        except Exception:
+            logger.warning("search index drop failed", extra={"package": ref.package})
 
 
 def _write(

@@ -1,0 +1,516 @@
+"""Search a package's memories; keep its index (segments in S3) in step with ingest and forget.
+
+- ``search``: validate, load the index (cached across warm invocations, revalidated by the manifest
+  ETag), rank (``acx.core.search``), then re-read the hits' rows from the log: a result is always
+  the current active record, never a forgotten or stale one, whatever state the index is in.
+- ``SearchIndexer.indexed``: one segment per ingest batch (O(batch)), added to the manifest with a
+  conditional write. ``SearchIndexer.forgotten``: rewrites every segment holding the memory (and
+  the ids folded into it) without it and purges the old objects, before the forget answers.
+- ``compact``: merges a package's segments into one (background: the scheduled run).
+
+What it does NOT stop: a query is the caller's own text; it is never logged or stored, but it does
+go to the configured embedding engine (Bedrock, when so configured).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from acx.core.package import PackageRef
+from acx.usecases.errors import ServiceError, not_found
+from acx.usecases.recall import ADVISORY
+
+if TYPE_CHECKING:
+    from acx.adapters.search_index import Manifest, SearchIndexStore
+    from acx.core.embedding import EmbeddingEngine
+    from acx.core.search.ranking import IndexView
+    from acx.core.search.segment import Segment
+    from acx.usecases.deps import Deps
+
+MAX_QUERY_CHARS = 512
+MAX_K = 50
+DEFAULT_K = 10
+MAX_TAG_CHARS = 128
+COMPACT_AT = 8  # segments: the scheduled run compacts a package's index beyond this
+COMPACT_NOW_AT = 64  # segments: an ingest compacts inline beyond this (the schedule fell behind)
+CACHE_DOCS = 400_000  # docs kept in the warm function's memory (~1 KB each), across packages (LRU)
+REBUILD_PAGE = 1000
+MAX_RETRIES = 8
+
+
+class SearchQuery(BaseModel):
+    """A validated search request (``GET /v1/packages/{pkg}/memories/search``)."""
+
+    q: str
+    k: int = DEFAULT_K
+    tier: str | None = None
+    tag: str | None = None
+
+
+class Signal(BaseModel):
+    rank: int
+    score: float
+
+
+class LexicalSignal(Signal):
+    terms: list[str] = Field(description="query terms (stemmed) found in the memory")
+
+
+class Signals(BaseModel):
+    lexical: LexicalSignal | None = None
+    vector: Signal | None = None
+
+
+class SearchResult(BaseModel):
+    id: str
+    score: float
+    signals: Signals
+    record: dict[str, Any]
+
+
+class SearchResponse(BaseModel):
+    advisory: str = ADVISORY
+    engine: str
+    k: int
+    results: list[SearchResult]
+
+
+def parse_query(
+    q: str | None, k: str | int | None = None, tier: str | None = None, tag: str | None = None
+) -> SearchQuery:
+    """400 naming the parameter and the limit for anything a search cannot run on.
+
+    Messages never repeat the query: it may hold a secret.
+    """
+    if q is None or not q.strip():
+        raise ServiceError(400, "invalid_query", "q is required and must not be blank", "$.q")
+    if len(q) > MAX_QUERY_CHARS:
+        raise ServiceError(400, "invalid_query", f"q is limited to {MAX_QUERY_CHARS} characters", "$.q")
+    if any((ord(c) < 32 and c not in "\t\n\r") or ord(c) == 127 or 0xD800 <= ord(c) <= 0xDFFF for c in q):
+        raise ServiceError(
+            400, "invalid_query", "q must be text: control characters and binary are refused", "$.q"
+        )
+    if k is None or k == "":
+        k_value = DEFAULT_K
+    else:
+        try:
+            k_value = int(k)
+        except (TypeError, ValueError):
+            k_value = 0
+        if isinstance(k, bool) or not 1 <= k_value <= MAX_K:
+            raise ServiceError(400, "invalid_query", f"k must be an integer from 1 to {MAX_K}", "$.k")
+    if tier not in (None, "rom", "save"):
+        raise ServiceError(400, "invalid_query", "tier must be rom or save", "$.tier")
+    if tag is not None and not 1 <= len(tag) <= MAX_TAG_CHARS:
+        raise ServiceError(400, "invalid_query", f"tag must be 1 to {MAX_TAG_CHARS} characters", "$.tag")
+    return SearchQuery(q=q, k=k_value, tier=tier, tag=tag)
+
+
+# ---- engines ---------------------------------------------------------------------------------
+
+
+_ENGINES: dict[tuple[str, int], EmbeddingEngine] = {}
+
+
+def engine_for(deps: Deps) -> EmbeddingEngine:
+    """The configured engine: ``local-hash-128`` (default) or ``bedrock:<model id>`` (Titan V2)."""
+    cfg = deps.settings
+    name, dim = cfg.search_engine, cfg.search_embed_dim
+    engine = _ENGINES.get((name, dim))
+    if engine is None:
+        if name == "local-hash-128":
+            from acx.core.embedding import LocalHash128
+
+            engine = LocalHash128()
+        elif name.startswith("bedrock:"):
+            from acx.adapters.aws import client
+            from acx.adapters.bedrock import TitanEmbeddings
+
+            engine = TitanEmbeddings(client("bedrock-runtime"), name.removeprefix("bedrock:"), dim)
+        else:
+            raise ServiceError(500, "misconfigured", "SEARCH_ENGINE names no known embedding engine")
+        _ENGINES[(name, dim)] = engine
+    return engine
+
+
+def _store(deps: Deps) -> SearchIndexStore:
+    from acx.adapters.search_index import SearchIndexStore
+
+    return SearchIndexStore(deps.data)
+
+
+# ---- the warm cache --------------------------------------------------------------------------
+
+
+@dataclass
+class _Cached:
+    etag: str | None
+    view: IndexView
+
+
+class IndexCache:
+    """Per process: each package's view (by manifest ETag) and its immutable segments (by key)."""
+
+    def __init__(self, max_docs: int = CACHE_DOCS) -> None:
+        self.max_docs = max_docs
+        self.views: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
+        self.segments: dict[str, Segment] = {}
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> _Cached | None:
+        with self.lock:
+            hit = self.views.get(key)
+            if hit is not None:
+                self.views.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple[str, str], cached: _Cached) -> None:
+        with self.lock:
+            self.views[key] = cached
+            self.views.move_to_end(key)
+            while len(self.views) > 1 and sum(v.view.n for v in self.views.values()) > self.max_docs:
+                self.views.popitem(last=False)
+            live = {id(s) for v in self.views.values() for s in v.view.segments}
+            self.segments = {k: s for k, s in self.segments.items() if id(s) in live}
+
+    def drop(self, key: tuple[str, str]) -> None:
+        with self.lock:
+            self.views.pop(key, None)
+
+
+CACHE = IndexCache()
+
+
+def load_view(deps: Deps, tenant: str, package: str, engine: EmbeddingEngine) -> IndexView:
+    """The package's index: cached while the manifest's ETag holds; rebuilt from the log when it is
+    missing, unreadable or built by another engine (an index is never queried with another engine)."""
+    from acx.adapters.search_index import SearchIndexStore
+    from acx.core.search.ranking import IndexView
+    from acx.core.search.segment import Segment, SegmentError
+
+    store = _store(deps)
+    key = (tenant, package)
+    cached = CACHE.get(key)
+    manifest = store.manifest(tenant, package, if_none_match=cached.etag if cached else None)
+    if manifest is SearchIndexStore.NOT_MODIFIED and cached is not None:
+        return cached.view
+    if manifest is None or manifest.engine != engine.id or manifest.dim != engine.dim:
+        return rebuild(deps, tenant, package, engine, manifest)
+    segments = []
+    try:
+        for seg_key in manifest.segments:
+            seg = CACHE.segments.get(seg_key)
+            if seg is None:
+                seg = Segment.from_bytes(store.get_segment(seg_key))
+                CACHE.segments[seg_key] = seg
+            segments.append(seg)
+        view = IndexView(manifest.engine, manifest.dim, segments, frozenset(manifest.deleted))
+    except (SegmentError, ValueError, KeyError):
+        return rebuild(deps, tenant, package, engine, manifest)
+    except Exception as exc:  # a segment the manifest names is gone (a forget raced an ingest)
+        if not _missing(exc):
+            raise
+        return rebuild(deps, tenant, package, engine, manifest)
+    CACHE.put(key, _Cached(manifest.etag, view))
+    return view
+
+
+def _missing(exc: Exception) -> bool:
+    response = getattr(exc, "response", None) or {}
+    return str(response.get("Error", {}).get("Code")) in ("NoSuchKey", "404", "NotFound")
+
+
+def rebuild(
+    deps: Deps, tenant: str, package: str, engine: EmbeddingEngine, old: Manifest | None
+) -> IndexView:
+    """Index every active record of the package in one segment and install it (O(package)).
+
+    The manifest is replaced only if it is still ``old``: an ingest that added a segment meanwhile
+    wins, and this view is served once without being stored.
+    """
+    from acx.adapters.search_index import Manifest, ManifestConflict
+    from acx.core.search import to_docs
+    from acx.core.search.ranking import IndexView
+    from acx.core.search.segment import Segment
+
+    store = _store(deps)
+    records: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page, cursor = deps.log.rows.list_active(
+            PackageRef(tenant, package), limit=REBUILD_PAGE, cursor=cursor
+        )
+        records += [row.record for row in page if row.record is not None]
+        if not cursor:
+            break
+    segment = Segment.build(engine.id, engine.dim, to_docs(records, engine))
+    view = IndexView(engine.id, engine.dim, [segment])
+    seg_key = store.put_segment(tenant, package, segment.to_bytes())
+    fresh = Manifest(engine.id, engine.dim, [seg_key], [len(segment)], etag=old.etag if old else None)
+    try:
+        etag = store.put_manifest(tenant, package, fresh)
+    except ManifestConflict:
+        store.purge(seg_key)
+        return view
+    if old is not None:
+        for stale in old.segments:
+            store.purge(stale)
+    CACHE.segments[seg_key] = segment
+    CACHE.put((tenant, package), _Cached(etag, view))
+    return view
+
+
+# ---- the read path ---------------------------------------------------------------------------
+
+
+def search(deps: Deps, tenant: str, package: str, query: SearchQuery) -> SearchResponse:
+    """Top ``k`` active memories for ``query``, each with its score and the signals that matched."""
+    from acx.core.search import search as rank
+
+    ref = PackageRef(tenant, package)
+    if not deps.log.package_exists(ref):
+        raise not_found()
+    engine = engine_for(deps)
+    view = load_view(deps, tenant, package, engine)
+    hits = rank(view, engine, query.q, k=min(query.k * 2 + 10, 200), zone=query.tier, tag=query.tag)
+    rows = deps.log.rows.lookup(ref, {h.id for h in hits}, set()).by_id
+    results = []
+    for hit in hits:
+        row = rows.get(hit.id)
+        if row is None or not row.active or row.record is None:
+            continue  # the index lags the log (a forget or merge in flight): the log decides
+        signals = Signals(
+            lexical=LexicalSignal(rank=hit.lexical_rank, score=hit.lexical_score, terms=list(hit.terms))
+            if hit.lexical_rank is not None and hit.lexical_score is not None
+            else None,
+            vector=Signal(rank=hit.vector_rank, score=hit.vector_score)
+            if hit.vector_rank is not None and hit.vector_score is not None
+            else None,
+        )
+        results.append(SearchResult(id=hit.id, score=hit.score, signals=signals, record=row.record))
+        if len(results) == query.k:
+            break
+    return SearchResponse(engine=engine.id, k=query.k, results=results)
+
+
+# ---- the write path: hooks called by ingest and forget -----------------------------------------
+
+
+class SearchIndexer:
+    """The ``IndexHooks`` of ``usecases.deps``: keeps a package's index in step with its log."""
+
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+
+    def indexed(
+        self,
+        tenant: str,
+        package: str,
+        records: list[dict[str, Any]],
+        absorbed: dict[str, list[str]],
+        *,
+        new_package: bool,
+    ) -> None:
+        """Add one segment for a committed batch (its survivors; ids folded into them are hidden)."""
+        from acx.adapters.search_index import Manifest, ManifestConflict
+        from acx.core.search import to_docs
+        from acx.core.search.segment import Segment
+
+        store = _store(self.deps)
+        engine = engine_for(self.deps)
+        retired = {rid: survivor for survivor, ids in absorbed.items() for rid in ids}
+        seg_key = None
+        if records:
+            segment = Segment.build(engine.id, engine.dim, to_docs(records, engine))
+            seg_key = store.put_segment(tenant, package, segment.to_bytes())
+        for _ in range(MAX_RETRIES):
+            manifest = store.manifest(tenant, package)
+            if manifest is None:
+                if not new_package:
+                    return _discard(store, seg_key)  # older records unindexed: the next search rebuilds
+                manifest = Manifest(engine.id, engine.dim)
+            if manifest.engine != engine.id or manifest.dim != engine.dim:
+                return _discard(store, seg_key)  # the next search rebuilds with the configured engine
+            if seg_key is not None:
+                manifest.segments.append(seg_key)
+                manifest.docs.append(len(records))
+            if retired:
+                manifest.deleted = sorted(set(manifest.deleted) | set(retired))
+                manifest.retired_into.update(retired)
+            try:
+                store.put_manifest(tenant, package, manifest)
+            except ManifestConflict:
+                continue
+            self._unless_forgotten(tenant, package, [r["id"] for r in records])
+            if len(manifest.segments) > COMPACT_NOW_AT:
+                compact(self.deps, tenant, package)
+            return None
+        _discard(store, seg_key)
+        self.drop_index(tenant, package)  # contention: drop it; the next search rebuilds from the log
+        return None
+
+    def _unless_forgotten(self, tenant: str, package: str, ids: list[str]) -> None:
+        """Close the race with a forget of one of these ids: its tombstone is written before its index
+        hook runs, so either that hook sees this segment or this check sees the tombstone."""
+        if not ids:
+            return
+        rows = self.deps.log.rows.lookup(PackageRef(tenant, package), set(ids), set()).by_id
+        for rid in sorted(set(ids)):
+            row = rows.get(rid)
+            if row is None or not row.active:
+                self.forgotten(tenant, package, rid)
+
+    def forgotten(self, tenant: str, package: str, record_id: str) -> int:
+        """Remove the memory from the index; if that fails, drop the whole index (the next search
+        rebuilds it from the log, which no longer holds the memory). Raises only if both fail."""
+        try:
+            return self._forget(tenant, package, record_id)
+        except Exception:
+            self.drop_index(tenant, package)
+            return -1
+
+    def _forget(self, tenant: str, package: str, record_id: str) -> int:
+        """Remove a memory (and every id folded into it) from every segment; returns segments rewritten.
+
+        Unreferenced segments (a writer that failed between its segment and the manifest) are read
+        too, and purged if they hold the memory.
+        """
+        from acx.adapters.search_index import ManifestConflict
+        from acx.core.search.segment import Segment, SegmentError
+
+        store = _store(self.deps)
+        for _ in range(MAX_RETRIES):
+            manifest = store.manifest(tenant, package)
+            if manifest is None:
+                return self._purge_orphans(store, tenant, package, {record_id}, set())
+            drop = _folded(record_id, manifest.retired_into)
+            replaced: list[str] = []
+            new_keys: list[str] = []
+            segments, docs = [], []
+            for seg_key, count in zip(manifest.segments, manifest.docs, strict=True):
+                try:
+                    seg = Segment.from_bytes(store.get_segment(seg_key))
+                except SegmentError:
+                    replaced.append(seg_key)  # unreadable: dropped (the next search rebuilds)
+                    continue
+                if not drop & set(seg.ids):
+                    segments.append(seg_key)
+                    docs.append(count)
+                    continue
+                kept = seg.without(drop)
+                replaced.append(seg_key)
+                if len(kept):
+                    new_key = store.put_segment(tenant, package, kept.to_bytes())
+                    new_keys.append(new_key)
+                    segments.append(new_key)
+                    docs.append(len(kept))
+            manifest.segments, manifest.docs = segments, docs
+            manifest.deleted = [i for i in manifest.deleted if i not in drop]
+            manifest.retired_into = {k: v for k, v in manifest.retired_into.items() if k not in drop}
+            try:
+                store.put_manifest(tenant, package, manifest)
+            except ManifestConflict:
+                for key in new_keys:
+                    store.purge(key)
+                continue
+            for key in replaced:
+                store.purge(key)
+            CACHE.drop((tenant, package))
+            return len(replaced) + self._purge_orphans(store, tenant, package, drop, set(segments))
+        self.drop_index(tenant, package)
+        return -1
+
+    def _purge_orphans(
+        self, store: SearchIndexStore, tenant: str, package: str, drop: set[str], live: set[str]
+    ) -> int:
+        from acx.core.search.segment import Segment, SegmentError
+
+        purged = 0
+        for key in store.segment_keys(tenant, package):
+            if key in live:
+                continue
+            try:
+                holds = bool(drop & set(Segment.from_bytes(store.get_segment(key)).ids))
+            except SegmentError:
+                holds = True
+            except Exception as exc:
+                if not _missing(exc):
+                    raise
+                holds = True  # only old versions left: purge them
+            if holds:
+                store.purge(key)
+                purged += 1
+        return purged
+
+    def drop_index(self, tenant: str, package: str) -> None:
+        """Delete the package's whole index (every version): the next search rebuilds it from the log."""
+        store = _store(self.deps)
+        for key in store.segment_keys(tenant, package):
+            store.purge(key)
+        store.objects.purge(store.prefix(tenant, package) + "manifest.json")
+        CACHE.drop((tenant, package))
+
+
+def _discard(store: SearchIndexStore, seg_key: str | None) -> None:
+    if seg_key is not None:
+        store.purge(seg_key)
+
+
+def _folded(record_id: str, retired_into: dict[str, str]) -> set[str]:
+    """The id and every id folded into it, transitively (a folded id's text lives on in its survivor)."""
+    out = {record_id}
+    changed = True
+    while changed:
+        changed = False
+        for retired, survivor in retired_into.items():
+            if survivor in out and retired not in out:
+                out.add(retired)
+                changed = True
+    return out
+
+
+def compact(deps: Deps, tenant: str, package: str) -> dict[str, int]:
+    """Merge the package's segments into one, dropping superseded and retired docs (O(package))."""
+    from acx.adapters.search_index import Manifest, ManifestConflict
+    from acx.core.search.segment import Segment, live_masks, merge
+
+    store = _store(deps)
+    for _ in range(MAX_RETRIES):
+        manifest = store.manifest(tenant, package)
+        if manifest is None or (len(manifest.segments) <= 1 and not manifest.deleted):
+            return {"segments": 0 if manifest is None else len(manifest.segments), "compacted": 0}
+        segments = [Segment.from_bytes(store.get_segment(k)) for k in manifest.segments]
+        masks = {id(s): m for s, m in zip(segments, live_masks(segments, set(manifest.deleted)), strict=True)}
+
+        def live(seg: Segment, i: int, masks: dict[int, list[bool]] = masks) -> bool:
+            return masks[id(seg)][i]
+
+        merged = merge(segments, manifest.engine, manifest.dim, live)
+        new_key = store.put_segment(tenant, package, merged.to_bytes())
+        fresh = Manifest(manifest.engine, manifest.dim, [new_key], [len(merged)], etag=manifest.etag)
+        try:
+            store.put_manifest(tenant, package, fresh)
+        except ManifestConflict:
+            store.purge(new_key)
+            continue
+        for key in manifest.segments:
+            store.purge(key)
+        return {"segments": len(manifest.segments), "compacted": 1}
+    return {"segments": -1, "compacted": 0}
+
+
+def compact_due(deps: Deps, packages: list[tuple[str, str]]) -> int:
+    """The background step: compact every listed package whose index has more than ``COMPACT_AT``
+    segments (the scheduled run passes the packages it verified)."""
+    store = _store(deps)
+    done = 0
+    for tenant, package in packages:
+        manifest = store.manifest(tenant, package)
+        if manifest is not None and (len(manifest.segments) > COMPACT_AT or len(manifest.deleted) > 1000):
+            done += compact(deps, tenant, package)["compacted"]
+    return done
