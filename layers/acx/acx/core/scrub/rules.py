@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # A token character: what may not touch a self-identifying token on its left.
-_L = r"(?:^|[^0-9A-Za-z_+.])"  # '+' and '.': inside base64 blobs and file names a prefix is no token
+_L = r"(?:^|[^0-9A-Za-z_+])"  # "+": in base64 blobs no prefix starts a token ("." does: $.AKIA...)
 _R = r"(?:[^0-9A-Za-z_]|$)"
 _RD = r"(?:[^0-9A-Za-z_\-]|$)"  # for alphabets that include '-'
 # Assignment between a keyword (plus up to 40 name characters) and a value.

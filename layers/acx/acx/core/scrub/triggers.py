@@ -160,7 +160,7 @@ def triggers_for(rule: Rule) -> list[Trigger]:
         keywords = pat[len("(?i)(") : pat.index(")", len("(?i)("))]
         return [Trigger(_literal_prefix(k).lower(), True) for k in _alternatives(keywords)]
     ci = False
-    head = "(?:^|[^0-9A-Za-z_+.])("
+    head = "(?:^|[^0-9A-Za-z_+])("
     body = pat[len(head) :] if pat.startswith(head) else pat
     if body.startswith("(?i:"):
         ci, body = True, body[4:]
