@@ -211,6 +211,9 @@ def cases(seed: Seed) -> list[Case]:
         # an unknown content hash: the documented 404 for the input (the package exists)
         Case("DELETE", f"{P}/memories", "memory:forget", query=f"contentHash={'0' * 64}", ok=(404,)),
         Case("DELETE", f"{P}/memories/{{id}}", "memory:forget", {"id": RECORDS[2]["id"]}),
+        # no such file in the package: the documented 404 for the input
+        Case("DELETE", f"{P}/files/{{path+}}", "memory:forget", {"path+": "knowledge/nope.md"}, ok=(404,)),
+        Case("DELETE", f"{P}/files", "memory:forget", query=f"contentHash={'0' * 64}", ok=(404,)),
         Case("POST", f"{P}/lock", "admin", body={"reason": "matrix"}),
         Case("POST", f"{P}/unlock", "admin", body={}),
     ]

@@ -209,6 +209,7 @@ NEEDS: dict[tuple[str, str], Callable[[dict[str, Any], World], list[Need]]] = {
     ("kms", "Verify"): _kms("kms:Verify"),
     ("kms", "GetPublicKey"): _kms("kms:GetPublicKey"),
     ("kms", "DescribeKey"): _kms("kms:DescribeKey"),
+    ("kms", "GenerateMac"): _kms("kms:GenerateMac"),
     # SQS (ReceiveMessage etc. are what Lambda's event source mapping does with the function's role)
     ("sqs", "SendMessage"): _sqs("sqs:SendMessage", "kms:GenerateDataKey", "kms:Decrypt"),
     ("sqs", "ReceiveMessage"): _sqs("sqs:ReceiveMessage", "kms:Decrypt"),
@@ -298,7 +299,9 @@ def presigned_target(url: str) -> tuple[str, str]:
 
 
 def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
+    """A statement list; a statement that resolved to AWS::NoValue (an ``!If`` off) is dropped, as
+    CloudFormation drops it."""
+    return [v for v in (value if isinstance(value, list) else [value]) if v is not None]
 
 
 def _matches(patterns: Any, value: str, *, case: bool) -> bool:

@@ -60,7 +60,8 @@ def test_entry_hash_known_answer_pins_the_version_and_definition() -> None:
         created_at="2025-01-01T00:00:01Z",
         covers={"seq": 0, "hash": GENESIS_ENTRY_HASH},
     )
-    assert log.chain(log.GENESIS, [payload, forget]) == [GENESIS_ENTRY_HASH, FORGET_ENTRY_HASH]
+    first = log.entry_hash(log.GENESIS, payload)
+    assert [first, log.entry_hash(first, forget)] == [GENESIS_ENTRY_HASH, FORGET_ENTRY_HASH]
 
 
 def test_chain_key_names_tenant_and_package() -> None:

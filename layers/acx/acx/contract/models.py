@@ -110,6 +110,46 @@ class Health(_Closed):
     status: Literal["ok"]
 
 
+# --- search (GET .../memories/search; usecases/search.py fills them) ---------------------------------
+
+
+class Signal(BaseModel):
+    rank: int
+    score: float
+
+
+class LexicalSignal(Signal):
+    terms: list[str] = Field(description="query terms (stemmed) found in the memory")
+
+
+class Signals(BaseModel):
+    lexical: LexicalSignal | None = None
+    vector: Signal | None = None
+
+
+class SearchResult(BaseModel):
+    id: str
+    score: float
+    signals: Signals
+    record: dict[str, Any]
+
+
+class SearchResponse(BaseModel):
+    advisory: str = c.ADVISORY
+    engine: str
+    k: int
+    results: list[SearchResult]
+
+
+class ForgottenHit(_Closed):
+    """A record a tombstone refused (or skipped): its index and id, never its text."""
+
+    index: StrictInt
+    id: StrictStr
+    rule: Literal["exact", "near", "id"]
+    forgetSeq: StrictInt | None
+
+
 class IngestSummary(_Closed):
     accepted: StrictInt
     merged: StrictInt
@@ -118,6 +158,7 @@ class IngestSummary(_Closed):
     log: LogRange
     checkpoint: StrictStr | None
     bundle: StrictStr | None
+    skipped: list[ForgottenHit] = []
 
 
 class UploadCreated(_Closed):
@@ -163,9 +204,21 @@ class Memory(_Closed):
 
 class ForgetResult(_Closed):
     forgotten: StrictStr | None
+    alsoForgotten: list[StrictStr] = []
     contentHash: StrictStr | None
     log: LogRange
     checkpoint: StrictStr | None
+    repeated: StrictBool = False
+    bundlesRewritten: StrictInt
+    revokedCartridges: list[StrictStr]
+
+
+class FileForgetResult(_Closed):
+    forgottenFile: StrictStr
+    contentHash: StrictStr | None
+    log: LogRange
+    checkpoint: StrictStr | None
+    repeated: StrictBool
     bundlesRewritten: StrictInt
     revokedCartridges: list[StrictStr]
 
@@ -320,6 +373,7 @@ class RouteSpec:
 
 
 _P = "/v1/packages/{pkg}"
+_FORGET_ERRORS = (*_AUTH_ERRORS, 409, 423)
 ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("GET", "/v1/health", None, ((200, Health),), ()),
     RouteSpec("GET", "/v1/openapi.json", None, ((200, OpenAPIDocument),), ()),
@@ -344,11 +398,20 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("GET", f"{_P}/uploads", c.SCOPE_WRITE, ((200, UploadList),)),
     RouteSpec("GET", f"{_P}/uploads/{{uploadId}}", c.SCOPE_WRITE, ((200, UploadStatus),)),
     RouteSpec("GET", f"{_P}/memories", c.SCOPE_READ, ((200, RecallPage),)),
+    RouteSpec("GET", f"{_P}/memories/search", c.SCOPE_READ, ((200, SearchResponse),)),
     RouteSpec("GET", f"{_P}/memories/{{id}}", c.SCOPE_READ, ((200, Memory),)),
     RouteSpec(
         "DELETE", f"{_P}/memories/{{id}}", c.SCOPE_FORGET, ((200, ForgetResult),), (*_AUTH_ERRORS, 409, 423)
     ),
     RouteSpec("DELETE", f"{_P}/memories", c.SCOPE_FORGET, ((200, ForgetResult),), (*_AUTH_ERRORS, 409, 423)),
+    RouteSpec(
+        "DELETE",
+        f"{_P}/files/{{path+}}",
+        c.SCOPE_FORGET,
+        ((200, FileForgetResult),),
+        (*_AUTH_ERRORS, 409, 423),
+    ),
+    RouteSpec("DELETE", f"{_P}/files", c.SCOPE_FORGET, ((200, FileForgetResult),), (*_AUTH_ERRORS, 409, 423)),
     RouteSpec(
         "POST",
         f"{_P}/cartridges",

@@ -60,6 +60,7 @@ def complete(document: dict[str, Any]) -> dict[str, Any]:
     schemas.update(bundle.pop("$defs", {}))
     schemas["AcxMemoryBundle"] = bundle
     paths = document.get("paths", {})
+    _fold_greedy_paths(paths)
     for route in ROUTES:
         operation = paths.get(route.path, {}).get(route.method.lower())
         if operation is None:
@@ -95,3 +96,34 @@ def complete(document: dict[str, Any]) -> dict[str, Any]:
                 raise LookupError(f"route {method.upper()} {path} is served but not in the contract")
     _drop_null_defaults(schemas)
     return document
+
+
+def _fold_greedy_paths(paths: dict[str, Any]) -> None:
+    """The handler serves a greedy ``{path+}`` route (API Gateway's form) as one route per depth
+    (``/files/{a}``, ``/files/{a}/{b}``...): document them as the one contract route."""
+    for route in ROUTES:
+        if not route.path.endswith("+}") or route.path in paths:
+            continue
+        cut = route.path.rindex("{")
+        prefix, name = route.path[:cut], route.path[cut + 1 : -1]
+        served = sorted(p for p in paths if p.startswith(prefix))
+        if not served:
+            continue
+        item = paths.pop(served[0])
+        for extra in served[1:]:
+            paths.pop(extra)
+        for operation in item.values():
+            params = [
+                q for q in operation.get("parameters", []) if q.get("in") != "path" or q.get("name") == "pkg"
+            ]
+            params.append(
+                {
+                    "name": name,
+                    "in": "path",
+                    "required": True,
+                    "description": "the file's path (slashes as they are, or URL-encoded)",
+                    "schema": {"type": "string", "minLength": 1, "maxLength": 1024},
+                }
+            )
+            operation["parameters"] = params
+        paths[route.path] = item

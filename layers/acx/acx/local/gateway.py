@@ -67,9 +67,12 @@ _PATTERNS: dict[str, re.Pattern[str]] = {}
 def _compile(template: str) -> re.Pattern[str]:
     pat = _PATTERNS.get(template)
     if pat is None:
-        parts = re.split(r"(\{[A-Za-z0-9_]+\})", template)
+        parts = re.split(r"(\{[A-Za-z0-9_]+\+?\})", template)
         rx = "".join(
-            f"(?P<{p[1:-1]}>[^/]+)" if p.startswith("{") and p.endswith("}") else re.escape(p) for p in parts
+            (f"(?P<{p[1:-2]}>.+)" if p.endswith("+}") else f"(?P<{p[1:-1]}>[^/]+)")  # {x+}: greedy, as AWS
+            if p.startswith("{") and p.endswith("}")
+            else re.escape(p)
+            for p in parts
         )
         pat = _PATTERNS[template] = re.compile(rx)
     return pat
@@ -515,7 +518,10 @@ class Gateway:
                 return _error(
                     401, c.ERR_UNAUTHORIZED, "the token is not valid for this service: run `acx login`"
                 )
-            if not isinstance(claims.get("tenant"), str) or not isinstance(claims.get("sub", ""), str):
+            from acx.usecases.access import claim_names
+
+            tenant_claim = claim_names().tenant_claim  # TENANT_CLAIM, as the handler reads it
+            if not isinstance(claims.get(tenant_claim), str) or not isinstance(claims.get("sub", ""), str):
                 # Stringified below (as AWS does), a boolean tenant would become "true": refuse it here.
                 return _error(401, c.ERR_UNAUTHORIZED, "the token's tenant and sub claims must be strings")
             scopes = scopes_of(claims)

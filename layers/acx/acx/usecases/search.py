@@ -19,11 +19,11 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
+from acx.contract.models import LexicalSignal, SearchResponse, SearchResult, Signal, Signals
 from acx.core.package import PackageRef
 from acx.usecases.errors import ServiceError, not_found
-from acx.usecases.recall import ADVISORY
 
 if TYPE_CHECKING:
     from acx.adapters.search_index import Manifest, SearchIndexStore
@@ -50,34 +50,6 @@ class SearchQuery(BaseModel):
     k: int = DEFAULT_K
     tier: str | None = None
     tag: str | None = None
-
-
-class Signal(BaseModel):
-    rank: int
-    score: float
-
-
-class LexicalSignal(Signal):
-    terms: list[str] = Field(description="query terms (stemmed) found in the memory")
-
-
-class Signals(BaseModel):
-    lexical: LexicalSignal | None = None
-    vector: Signal | None = None
-
-
-class SearchResult(BaseModel):
-    id: str
-    score: float
-    signals: Signals
-    record: dict[str, Any]
-
-
-class SearchResponse(BaseModel):
-    advisory: str = ADVISORY
-    engine: str
-    k: int
-    results: list[SearchResult]
 
 
 def parse_query(
