@@ -46,6 +46,18 @@ def tombstones_for(keyer: forgetting.Keyer, near: forgetting.NearPolicy) -> Call
     return stones
 
 
+def _forgettable(deps: Deps, tenant: str, package: str) -> PackageRef:
+    """The package a forget may write to: it exists in the caller's tenant (else 404) and no
+    operator lock holds it (else 423)."""
+    from acx.usecases.locks import require_unlocked
+
+    ref = PackageRef(tenant, package)
+    if not deps.log.package_exists(ref):
+        raise not_found()
+    require_unlocked(deps, tenant, package)
+    return ref
+
+
 def forget(
     deps: Deps,
     tenant: str,
@@ -56,12 +68,8 @@ def forget(
     content_hash: str | None = None,
 ) -> dict[str, Any]:
     from acx.adapters.log_store import NotFound
-    from acx.usecases.locks import require_unlocked
 
-    ref = PackageRef(tenant, package)
-    if not deps.log.package_exists(ref):
-        raise not_found()
-    require_unlocked(deps, tenant, package)
+    ref = _forgettable(deps, tenant, package)
     stones = tombstones_for(deps.forget_keys, deps.near)
     try:
         result = deps.log.forget(
@@ -103,12 +111,8 @@ def forget_file(
 ) -> dict[str, Any]:
     """Forget one knowledge or skill file (by path, or by the content hash of its log entry)."""
     from acx.adapters.log_store import NotFound
-    from acx.usecases.locks import require_unlocked
 
-    ref = PackageRef(tenant, package)
-    if not deps.log.package_exists(ref):
-        raise not_found()
-    require_unlocked(deps, tenant, package)
+    ref = _forgettable(deps, tenant, package)
     keyer = deps.forget_keys
     try:
         row, plan = deps.log.forget_file(
