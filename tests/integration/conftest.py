@@ -27,6 +27,12 @@ def log_store(client: Any, settings: Settings, signer: LocalEd25519Signer, **kwa
     return LogStore(client, settings, notes.sign, notes.verifier_key, **kwargs)
 
 
+def row_key(store: LogStore, sk: str, ref: PackageRef = REF) -> dict[str, Any]:
+    """The DynamoDB key of a records-table item of ``ref``: ``r#``/``s#`` items live on their row
+    shard (acx.adapters.log_rows), everything else on the package key."""
+    return {"pk": {"S": store.rows.layout.pk_for(ref, sk)}, "sk": {"S": sk}}
+
+
 def create_tables(dynamodb_client: Any, settings: Settings) -> None:
     """The log and job tables, as template.yaml declares them, under the default names, without the
     rest of the stack; the e2e and handler tests create everything from template.yaml instead."""

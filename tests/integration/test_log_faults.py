@@ -55,7 +55,14 @@ def ingest(store: LogStore, records: list[dict[str, Any]], write_of: Any) -> Non
 
 @pytest.mark.parametrize(
     ("point", "nth"),
-    [("before-claim", 1), ("after-receipt", 1), ("row-batch", 1), ("row-batch", 2), ("before-release", 1)],
+    [
+        ("before-claim", 1),
+        ("after-receipt", 1),
+        ("row-batch", 1),
+        ("row-batch", 2),
+        ("row-batch", 3),
+        ("before-release", 1),
+    ],
 )
 def test_append_crash_then_retry(
     store: LogStore, point: str, nth: int, make_record: Any, write_of: Any
@@ -81,7 +88,8 @@ def test_append_crash_then_retry(
     assert len(set(live_seqs)) == len(live_seqs)
     assert result.orphans == []  # the retry superseded every entry whose row never landed
     if point in ("after-receipt", "row-batch"):
-        landed = -(-25 * (nth - 1) // 2)  # rows and slot items alternate, 25 requests per batch
+        # batches alternate: 25 records' slot items, then their 25 rows (RowStore.write_requests)
+        landed = 25 * ((nth - 1) // 2)
         assert len(mid.orphans) == 40 - landed  # receipted entries whose rows never landed: reported
         assert len(entries) == 20 + 40 + (40 - landed)  # the retry re-appends only what did not land
     else:

@@ -16,14 +16,14 @@ from acx.core.package import PackageRef
 from acx.core.rows import FileWrite
 from acx.usecases.logview import consistency_proof, inclusion_proof
 from acx.usecases.verify import verify_package
-from tests.integration.conftest import PUBLISHER, REF  # type: ignore[import-not-found]
+from tests.integration.conftest import PUBLISHER, REF, row_key  # type: ignore[import-not-found]
 
 BIG = PackageRef("t1", "big")
 
 
 def raw_item(store: LogStore, sk: str) -> dict[str, Any]:
     """The stored item itself, as DynamoDB holds it (what a reader of the table sees)."""
-    resp = store.db.get_item(TableName="acx-records", Key={"pk": {"S": REF.pk}, "sk": {"S": sk}})
+    resp = store.db.get_item(TableName="acx-records", Key=row_key(store, sk))
     return dict(resp["Item"])
 
 
@@ -140,7 +140,7 @@ def test_list_active_pages_filters_and_refuses_corrupt_rows(
     assert [r.id for r in tagged] == ["m-00001", "m-00004"]
     ddb.update_item(
         TableName=settings.records_table,
-        Key={"pk": {"S": "t1#pkg"}, "sk": {"S": "r#m-00003"}},
+        Key=row_key(store, "r#m-00003"),
         UpdateExpression="SET body = :b",
         ExpressionAttributeValues={":b": {"B": b"not zlib"}},
     )
@@ -176,10 +176,13 @@ def test_receipt_written_before_rows(store: LogStore, make_record: Any, write_of
     store.db.transact_write_items = tx  # type: ignore[method-assign]
     store.hook = order.append
     store.append(REF, "a", [write_of(make_record(i)) for i in range(30)])
+    # 60 items: the slot items of the first 25 records, their rows, then the last 5 slots and rows
+    # (a run's slot items land before its rows: see RowStore.write_requests)
     assert order == [
         "before-claim",
         "receipt",
         "after-receipt",
+        "row-batch",
         "row-batch",
         "row-batch",
         "row-batch",

@@ -14,7 +14,7 @@ from acx.core import merkle
 from acx.core.checkpoint import Checkpoint, sign_checkpoint
 from acx.core.signing import LocalEd25519Signer
 from acx.usecases.verify import verify_package
-from tests.integration.conftest import PUBLISHER, REF  # type: ignore[import-not-found]
+from tests.integration.conftest import PUBLISHER, REF, row_key  # type: ignore[import-not-found]
 
 PK = {"S": "t1#pkg"}
 
@@ -48,10 +48,10 @@ def test_untouched_log_verifies_fully_and_incrementally(
 
 
 def test_edited_plaintext(built: LogStore, settings: Any) -> None:
-    row = from_item(built.db.get_item(TableName=settings.records_table, Key=key("r#m-00020"))["Item"])
+    row = from_item(built.db.get_item(TableName=settings.records_table, Key=row_key(built, "r#m-00020"))["Item"])
     built.db.update_item(
         TableName=settings.records_table,
-        Key=key("r#m-00020"),
+        Key=row_key(built, "r#m-00020"),
         UpdateExpression="SET body = :b",
         ExpressionAttributeValues={":b": {"B": compress({"id": "m-00020", "evil": True})}},
     )
@@ -62,7 +62,7 @@ def test_edited_plaintext(built: LogStore, settings: Any) -> None:
 def test_edited_row_hash(built: LogStore, settings: Any) -> None:
     built.db.update_item(
         TableName=settings.records_table,
-        Key=key("r#m-00000"),
+        Key=row_key(built, "r#m-00000"),
         UpdateExpression="SET contentHash = :h",
         ExpressionAttributeValues={":h": {"B": b"\x01" * 32}},
     )
@@ -72,7 +72,7 @@ def test_edited_row_hash(built: LogStore, settings: Any) -> None:
 def test_forged_row_without_receipt(built: LogStore, settings: Any) -> None:
     record = {"id": "forged", "title": "x"}
     item = {
-        "pk": "t1#pkg",
+        "pk": row_key(built, "r#forged")["pk"]["S"],
         "sk": "r#forged",
         "seq": 10,
         "state": "active",
@@ -100,11 +100,13 @@ def test_all_receipts_deleted_is_unverifiable(built: LogStore, settings: Any) ->
 
 def raw_rows(store: LogStore, settings: Any) -> list[dict[str, Any]]:
     """Every memory row item of the package, decoded from DynamoDB's attribute values."""
-    items = store.db.query(
-        TableName=settings.records_table,
-        KeyConditionExpression="pk = :p AND begins_with(sk, :r)",
-        ExpressionAttributeValues={":p": PK, ":r": {"S": "r#"}},
-    )["Items"]
+    items = []
+    for pk in store.rows.layout.pks(REF):  # every row shard
+        items += store.db.query(
+            TableName=settings.records_table,
+            KeyConditionExpression="pk = :p AND begins_with(sk, :r)",
+            ExpressionAttributeValues={":p": {"S": pk}, ":r": {"S": "r#"}},
+        )["Items"]
     return [from_item(i) for i in items]
 
 
@@ -174,12 +176,12 @@ def test_truncated_last_entries(built: LogStore, settings: Any) -> None:
     db.delete_item(TableName=settings.receipts_table, Key=key(pad(6)))
     db.delete_item(TableName=settings.heads_table, Key=key(f"cp#{pad(9)}"))
     for i in range(20, 23):
-        db.delete_item(TableName=settings.records_table, Key=key(f"r#m-{i:05d}"))
+        db.delete_item(TableName=settings.records_table, Key=row_key(built, f"r#m-{i:05d}"))
     rng = merkle.CompactRange()
     entries = list(built.entries(REF))
     for e in entries:
         rng.append(bytes.fromhex(e.hash))
-    row = from_item(db.get_item(TableName=settings.records_table, Key=key("r#m-00011"))["Item"])
+    row = from_item(db.get_item(TableName=settings.records_table, Key=row_key(built, "r#m-00011"))["Item"])
     db.put_item(
         TableName=settings.records_table,
         Item=to_item({**row, "seq": 4, "state": "active", "entryHash": bytes.fromhex(entries[4].hash)}),

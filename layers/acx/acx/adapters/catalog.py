@@ -41,9 +41,12 @@ class Catalog:
     """Listings over the heads and records tables (boto3 DynamoDB client, table names)."""
 
     def __init__(self, dynamodb_client: Any, heads_table: str, records_table: str) -> None:
+        from acx.adapters.log_rows import ShardLayout
+
         self.ddb = dynamodb_client
         self.heads_table = heads_table
         self.records_table = records_table
+        self.layout = ShardLayout(dynamodb_client, heads_table)
 
     def packages(self, tenant: str, limit: int, cursor: str | None) -> tuple[list[str], str | None]:
         """Up to ``limit`` package ids of ``tenant`` (scan order) and the cursor for the next page."""
@@ -70,14 +73,20 @@ class Catalog:
             kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
 
     def active_records(self, tenant: str, package: str) -> int:
-        """How many active record rows the package holds (a COUNT Query: reads every row key)."""
+        """How many active record rows the package holds (a COUNT Query per row shard: reads every
+        row key)."""
+        from acx.core.package import PackageRef
+
+        return sum(self._count(pk) for pk in self.layout.pks(PackageRef(tenant, package)))
+
+    def _count(self, pk: str) -> int:
         kwargs: dict[str, Any] = {
             "TableName": self.records_table,
             "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :r)",
             "FilterExpression": "#st = :a",
             "ExpressionAttributeNames": {"#pk": "pk", "#sk": "sk", "#st": "state"},
             "ExpressionAttributeValues": {
-                ":pk": {"S": f"{tenant}#{package}"},
+                ":pk": {"S": pk},
                 ":r": {"S": "r#"},
                 ":a": {"S": "active"},
             },

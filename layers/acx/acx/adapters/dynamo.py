@@ -13,12 +13,27 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from acx.core import canonical
 from acx.core.rows import CorruptStore as CorruptStoreBase
 
 BATCH_WRITE = 25
 BATCH_GET = 100
 SEQ_WIDTH = 12
+BACKOFF_CAP = 2.0  # seconds: the longest pause between two rounds of unprocessed items
+DEFAULT_ROW_BUDGET = 300.0  # seconds a batch write may keep retrying when no deadline is given
+# Request-level errors of BatchWriteItem that mean "throttled, nothing written": retried like a round
+# whose every item came back unprocessed (botocore has already retried them a few times).
+THROTTLED = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "InternalServerError",
+}
+# A request stream item that ends the current batch: every request before it has landed before any
+# request after it is sent (BatchWriteItem orders nothing inside one call).
+BARRIER: tuple[str, dict[str, Any]] = ("", {})
 
 
 class LogStoreError(Exception):
@@ -27,6 +42,13 @@ class LogStoreError(Exception):
 
 class Contention(LogStoreError):
     """The package stayed locked or contended past the wait budget."""
+
+
+class RowsIncomplete(Contention):
+    """Rows of a committed operation did not all land before the deadline (sustained throttling).
+
+    The receipt stands; the rows that landed verify; the missing ones are orphan entries (benign, reported
+    by verify). Retrying the same upload or forget writes what is missing (retryable, 503)."""
 
 
 class CorruptStore(CorruptStoreBase, LogStoreError):
@@ -110,13 +132,21 @@ def decompress(body: bytes) -> dict[str, Any]:
 class Dynamo:
     """The boto3 client plus retrying batch calls and paged queries (one per process, shared)."""
 
-    def __init__(self, client: Any, sleep: Callable[[float], None] = time.sleep, rounds: int = 12) -> None:
+    def __init__(
+        self,
+        client: Any,
+        sleep: Callable[[float], None] = time.sleep,
+        rounds: int = 12,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.client = client
         self.sleep = sleep
         self.rounds = rounds
+        self.clock = clock
 
-    def backoff(self, attempt: int) -> None:
-        self.sleep(random.uniform(0, min(1.0, 0.01 * 2**attempt)))
+    def backoff(self, attempt: int, cap: float = 1.0) -> None:
+        """Full-jitter exponential backoff (AWS's advice for throttled and unprocessed items)."""
+        self.sleep(random.uniform(0, min(cap, 0.01 * 2 ** min(attempt, 16))))
 
     def get(self, table: str, pk: str, sk: str, **extra: Any) -> dict[str, Any] | None:
         resp = self.client.get_item(TableName=table, Key=key(pk, sk), ConsistentRead=True, **extra)
@@ -125,16 +155,24 @@ class Dynamo:
     def batch_get(
         self, table: str, pk: str, sks: Sequence[str], projection: Sequence[str] = ()
     ) -> dict[str, dict[str, Any]]:
-        """BatchGetItem in chunks of 100, retrying UnprocessedKeys; returns sk -> decoded item."""
-        out: dict[str, dict[str, Any]] = {}
-        unique = sorted(set(sks))
+        """BatchGetItem of ``sks`` in one partition; returns sk -> decoded item."""
+        got = self.batch_get_keys(table, [(pk, sk) for sk in sks], projection)
+        return {sk: item for (_, sk), item in got.items()}
+
+    def batch_get_keys(
+        self, table: str, keys: Sequence[tuple[str, str]], projection: Sequence[str] = ()
+    ) -> dict[tuple[str, str], dict[str, Any]]:
+        """BatchGetItem of (pk, sk) keys in chunks of 100, retrying UnprocessedKeys;
+        returns (pk, sk) -> decoded item."""
+        out: dict[tuple[str, str], dict[str, Any]] = {}
+        unique = sorted(set(keys))
         for i in range(0, len(unique), BATCH_GET):
             request: dict[str, Any] = {
-                "Keys": [key(pk, sk) for sk in unique[i : i + BATCH_GET]],
+                "Keys": [key(pk, sk) for pk, sk in unique[i : i + BATCH_GET]],
                 "ConsistentRead": True,
             }
             if projection:
-                names = {f"#a{j}": name for j, name in enumerate(["sk", *projection])}
+                names = {f"#a{j}": name for j, name in enumerate(["pk", "sk", *projection])}
                 request["ProjectionExpression"] = ", ".join(names)
                 request["ExpressionAttributeNames"] = names
             pending: dict[str, Any] = {table: request}
@@ -142,7 +180,7 @@ class Dynamo:
                 resp = self.client.batch_get_item(RequestItems=pending)
                 for item in resp.get("Responses", {}).get(table, []):
                     decoded = from_item(item)
-                    out[decoded["sk"]] = decoded
+                    out[(decoded["pk"], decoded["sk"])] = decoded
                 pending = resp.get("UnprocessedKeys") or {}
                 if not pending:
                     break
@@ -155,26 +193,58 @@ class Dynamo:
         self,
         requests: Iterable[tuple[str, dict[str, Any]]],
         before_batch: Callable[[], None] = lambda: None,
+        deadline: float | None = None,
     ) -> None:
-        """BatchWriteItem 25 at a time across tables, retrying UnprocessedItems.
+        """BatchWriteItem 25 at a time across tables, resending UnprocessedItems until they land.
 
-        ``requests`` may be a generator: only one batch is built at a time. ``before_batch`` runs
-        before each call (the writer's lease check).
+        ``requests`` may be a generator: only one batch is built at a time; a :data:`BARRIER` in it ends
+        the batch (what came before has landed before anything after is sent). ``before_batch`` runs
+        before every call, retries included (the writer's lease check and renewal). Unprocessed items
+        and throttling errors are retried with capped exponential backoff until they land or the clock
+        passes ``deadline`` (``self.clock`` time; default ``DEFAULT_ROW_BUDGET`` from now), then
+        :class:`RowsIncomplete` is raised naming how many items are still unwritten: a partial write
+        is never reported as done.
         """
+        if deadline is None:
+            deadline = self.clock() + DEFAULT_ROW_BUDGET
         it = iter(requests)
-        while batch := list(itertools.islice(it, BATCH_WRITE)):
+        batch: list[tuple[str, dict[str, Any]]] = []
+        for request in itertools.chain(it, [BARRIER]):
+            if request is BARRIER or request == BARRIER:
+                self._write_batch(batch, before_batch, deadline)
+                batch = []
+                continue
+            batch.append(request)
+            if len(batch) == BATCH_WRITE:
+                self._write_batch(batch, before_batch, deadline)
+                batch = []
+
+    def _write_batch(
+        self, batch: list[tuple[str, dict[str, Any]]], before_batch: Callable[[], None], deadline: float
+    ) -> None:
+        if not batch:
+            return
+        pending: dict[str, list[dict[str, Any]]] = {}
+        for table, req in batch:
+            pending.setdefault(table, []).append(req)
+        attempt = 0
+        while True:
             before_batch()
-            pending: dict[str, list[dict[str, Any]]] = {}
-            for table, req in batch:
-                pending.setdefault(table, []).append(req)
-            for attempt in range(self.rounds):
+            try:
                 resp = self.client.batch_write_item(RequestItems=pending)
                 pending = resp.get("UnprocessedItems") or {}
-                if not pending:
-                    break
-                self.backoff(attempt)
-            else:
-                raise Contention("BatchWriteItem kept returning UnprocessedItems")
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") not in THROTTLED:
+                    raise
+            if not pending:
+                return
+            if self.clock() >= deadline:
+                left = sum(len(v) for v in pending.values())
+                raise RowsIncomplete(
+                    f"{left} item(s) stayed unprocessed (DynamoDB throttling) until the write deadline"
+                )
+            attempt += 1
+            self.backoff(attempt, BACKOFF_CAP)
 
     def query(
         self,
@@ -182,6 +252,7 @@ class Dynamo:
         pk: str,
         prefix: str | None = None,
         start: str | None = None,
+        after: str | None = None,
         forward: bool = True,
         limit: int | None = None,
         page_size: int | None = None,
@@ -190,12 +261,21 @@ class Dynamo:
         """Paginated Query on one partition, optionally on an sk prefix or from an exclusive start sk.
 
         ``limit`` stops after one page of that many items; ``page_size`` only bounds each page (a
-        caller that stops early then reads about what it needs, not 1 MB per page).
+        caller that stops early then reads about what it needs, not 1 MB per page). ``after`` (with
+        ``prefix``): only sort keys above it, as ``BETWEEN after AND <end of prefix>`` (a documented key
+        condition; an ExclusiveStartKey must name a key of this partition, and ``after`` may not).
         """
         names = {"#pk": "pk", **extra.pop("ExpressionAttributeNames", {})}
         values: dict[str, Any] = {":pk": {"S": pk}, **extra.pop("ExpressionAttributeValues", {})}
         cond = "#pk = :pk"
-        if prefix is not None:
+        if prefix is not None and after is not None:
+            if not prefix or not after.startswith(prefix):
+                raise ValueError("after must begin with the prefix")
+            names["#sk"] = "sk"
+            values[":lo"] = {"S": after}
+            values[":hi"] = {"S": prefix[:-1] + chr(ord(prefix[-1]) + 1)}
+            cond += " AND #sk BETWEEN :lo AND :hi"
+        elif prefix is not None:
             names["#sk"] = "sk"
             values[":pre"] = {"S": prefix}
             cond += " AND begins_with(#sk, :pre)"
@@ -215,6 +295,9 @@ class Dynamo:
         while True:
             resp = self.client.query(**kwargs)
             for item in resp.get("Items", []):
+                sk = item["sk"]["S"]
+                if after is not None and (sk <= after or not sk.startswith(prefix or "")):
+                    continue  # BETWEEN is inclusive at both ends
                 yield from_item(item)
             last = resp.get("LastEvaluatedKey")
             if not last or limit is not None:

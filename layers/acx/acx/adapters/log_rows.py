@@ -1,19 +1,31 @@
 """Rows, slot index, files and tombstones of a package (RecordsTable), as typed values.
 
-Items (``pk = <tenant>#<package>``): ``r#<id>`` memory rows, ``s#<slot>`` -> record id, ``f#<path>``
-files, and tombstones of keyed hashes only (see :mod:`acx.core.forgetting`): ``t#k#<knowledge key>``,
-``t#i#<id key>``, ``t#f#<file key>`` and the near-copy bands ``t#n#<band key>`` (each a map of
-tombstone -> sketch, forget seq).
+Items: ``r#<id>`` memory rows, ``s#<slot>`` -> record id, ``f#<path>`` files, and tombstones of keyed
+hashes only (see :mod:`acx.core.forgetting`): ``t#k#<knowledge key>``, ``t#i#<id key>``, ``t#f#<file
+key>`` and the near-copy bands ``t#n#<band key>`` (each a map of tombstone -> sketch, forget seq).
+
+**Write sharding.** One partition key serves at most 1,000 WCU/s (DynamoDB's per-partition limit,
+which adaptive capacity does not lift), and a record costs a row plus a slot item. So a package's
+``r#`` and ``s#`` items are spread over ``rowShards`` partition keys: shard ``i`` is ``<tenant>#<package>``
+for ``i = 0`` and ``<tenant>#<package>#<i>`` otherwise (a package id holds no ``#``, so no other
+package's key can collide), ``i`` = first 4 bytes of sha256(id or slot) mod ``rowShards``. Files,
+tombstones, receipts, checkpoints and the lease stay on the package key. ``rowShards`` is written on
+the head item by the package's first claim and never changes; a package created before sharding has
+none and reads as one shard (everything on the package key, as before). Reads by key go to the one
+shard; listings query every shard and merge by sort key, so pages and cursors are what they were.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
+import heapq
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from acx.adapters.dynamo import CorruptStore, Dynamo, compress, decompress, key, to_item
+from acx.adapters.dynamo import BARRIER, BATCH_WRITE, CorruptStore, Dynamo, compress, decompress, key, to_item
 from acx.core import forgetting
 from acx.core import log as logcore
 from acx.core.package import PackageRef
@@ -22,7 +34,70 @@ from acx.core.rows import FileRow, FileWrite, LogRow, Lookup, RecordWrite
 MAX_ITEM_BYTES = 350_000  # under DynamoDB's 400 KB, leaving room for attribute names and keys
 MAX_HISTORY = 32  # past slots / absorbed ids / their keys kept per row (most recent)
 
+DEFAULT_ROW_SHARDS = 8  # 8 x 1,000 WCU/s: above what one serial writer sends (docs/ARCHITECTURE.md)
+MAX_ROW_SHARDS = 64
+SHARDED = ("r#", "s#")  # the sort-key prefixes spread over shards
+
 Request = tuple[str, dict[str, Any]]
+
+
+def shard_of(name: str, shards: int) -> int:
+    """The shard of a record id or slot key (stable: derived from the name alone)."""
+    if shards <= 1:
+        return 0
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big") % shards
+
+
+def shard_pk(pk: str, shard: int) -> str:
+    return pk if shard == 0 else f"{pk}#{shard}"
+
+
+class ShardLayout:
+    """How many partition keys a package's rows and slot items use: the head item's ``rowShards``
+    (heads table), cached per process once the package exists (it never changes after that)."""
+
+    def __init__(self, client: Any, heads_table: str, cache_size: int = 10_000) -> None:
+        self.client = client
+        self.heads_table = heads_table
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, int] = OrderedDict()
+
+    def count(self, ref: PackageRef) -> int:
+        got = self._cache.get(ref.pk)
+        if got is not None:
+            self._cache.move_to_end(ref.pk)
+            return got
+        resp = self.client.get_item(
+            TableName=self.heads_table,
+            Key=key(ref.pk, "head"),
+            ProjectionExpression="#s, #r",
+            ExpressionAttributeNames={"#s": "size", "#r": "rowShards"},
+            ConsistentRead=True,
+        )
+        item = resp.get("Item") or {}
+        if "rowShards" in item:
+            n = int(item["rowShards"]["N"])
+            if not 1 <= n <= MAX_ROW_SHARDS:
+                raise CorruptStore(f"head item has rowShards {n}")
+        elif "size" in item:
+            n = 1  # created before sharding: every row on the package key
+        else:
+            return 1  # no package yet (nothing to read); its first claim fixes the count
+        self._cache[ref.pk] = n
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return n
+
+    def pks(self, ref: PackageRef) -> list[str]:
+        """Every partition key holding the package's rows and slot items (shard 0 first)."""
+        return [shard_pk(ref.pk, i) for i in range(self.count(ref))]
+
+    def pk_for(self, ref: PackageRef, sk: str, shards: int | None = None) -> str:
+        """The partition key of item ``sk`` (``r#``/``s#`` on its shard, anything else on the package key)."""
+        if not sk.startswith(SHARDED):
+            return ref.pk
+        n = self.count(ref) if shards is None else shards
+        return shard_pk(ref.pk, shard_of(sk[2:], n))
 
 
 @dataclass(frozen=True)
@@ -118,19 +193,38 @@ def decode_file(item: dict[str, Any]) -> FileRow:
 
 
 class RowStore:
-    def __init__(self, db: Dynamo, table: str) -> None:
+    def __init__(self, db: Dynamo, table: str, layout: ShardLayout) -> None:
         self.db = db
         self.table = table
+        self.layout = layout
+
+    def _get_many(
+        self, ref: PackageRef, sks: Sequence[str], projection: Sequence[str] = ()
+    ) -> dict[str, dict[str, Any]]:
+        """Point reads of sort keys, each on its shard; returns sk -> decoded item."""
+        n = self.layout.count(ref)
+        keys = [(self.layout.pk_for(ref, sk, n), sk) for sk in sks]
+        return {sk: it for (_, sk), it in self.db.batch_get_keys(self.table, keys, projection).items()}
+
+    def _query(self, ref: PackageRef, prefix: str, after: str | None = None, **extra: Any) -> Iterator[dict]:
+        """A prefix Query over every shard, merged in sort-key order (one shard: one plain Query)."""
+        pks = self.layout.pks(ref)
+        if len(pks) == 1:
+            if after is not None:
+                return self.db.query(self.table, pks[0], prefix=prefix, after=after, **extra)
+            return self.db.query(self.table, pks[0], prefix=prefix, **extra)
+        streams = [self.db.query(self.table, pk, prefix=prefix, after=after, **extra) for pk in pks]
+        return heapq.merge(*streams, key=lambda item: item["sk"])
 
     # ------------------------------------------------------------------ reads
 
     def lookup(self, ref: PackageRef, ids: set[str], slots: set[str]) -> Lookup:
         """Rows (any state) by id, active rows by slot key, and slot pointers. Point reads only."""
-        got = self.db.batch_get(self.table, ref.pk, [f"r#{i}" for i in ids] + [f"s#{s}" for s in slots])
+        got = self._get_many(ref, [f"r#{i}" for i in ids] + [f"s#{s}" for s in slots])
         by_id = {sk[2:]: decode_row(it) for sk, it in got.items() if sk.startswith("r#")}
         slot_ids = {sk[2:]: it.get("recordId") for sk, it in got.items() if sk.startswith("s#")}
         missing = {rid for rid in slot_ids.values() if isinstance(rid, str) and rid not in by_id}
-        extra = self.db.batch_get(self.table, ref.pk, [f"r#{r}" for r in missing]) if missing else {}
+        extra = self._get_many(ref, [f"r#{r}" for r in missing]) if missing else {}
         for sk, it in extra.items():
             by_id.setdefault(sk[2:], decode_row(it))
         by_slot: dict[str, LogRow] = {}
@@ -148,7 +242,7 @@ class RowStore:
         }
         if not want:
             return True
-        got = self.db.batch_get(self.table, ref.pk, list(want), ("seq", "recordId", "state"))
+        got = self._get_many(ref, list(want), ("seq", "recordId", "state"))
         for sk, (attr, value) in want.items():
             item = got.get(sk)
             if item is not None and sk.startswith("r#") and item.get("state") != "active":
@@ -158,7 +252,8 @@ class RowStore:
         return True
 
     def get(self, ref: PackageRef, record_id: str) -> LogRow | None:
-        item = self.db.get(self.table, ref.pk, f"r#{record_id}")
+        sk = f"r#{record_id}"
+        item = self.db.get(self.table, self.layout.pk_for(ref, sk), sk)
         return decode_row(item) if item else None
 
     def get_file(self, ref: PackageRef, path: str) -> FileRow | None:
@@ -166,8 +261,8 @@ class RowStore:
         return decode_file(item) if item else None
 
     def rows(self, ref: PackageRef, **extra: Any) -> Iterator[LogRow]:
-        """Every memory row, any state (paginated)."""
-        for item in self.db.query(self.table, ref.pk, prefix="r#", **extra):
+        """Every memory row, any state (paginated, every shard, in id order)."""
+        for item in self._query(ref, "r#", **extra):
             yield decode_row(item)
 
     def files(self, ref: PackageRef) -> Iterator[FileRow]:
@@ -175,11 +270,11 @@ class RowStore:
             yield decode_file(item)
 
     def by_keys(self, ref: PackageRef, keys: Sequence[str]) -> list[LogRow | FileRow]:
-        got = self.db.batch_get(self.table, ref.pk, keys)
+        got = self._get_many(ref, keys)
         return [decode_file(it) if sk.startswith("f#") else decode_row(it) for sk, it in sorted(got.items())]
 
     def iter_active(self, ref: PackageRef) -> Iterator[LogRow]:
-        for item in self.db.query(self.table, ref.pk, prefix="r#"):
+        for item in self._query(ref, "r#"):
             if item.get("state") == "active":
                 yield decode_row(item)
 
@@ -216,9 +311,7 @@ class RowStore:
             if not start.startswith("r#"):
                 raise ValueError("invalid cursor")
         out: list[LogRow] = []
-        for item in self.db.query(
-            self.table, ref.pk, prefix="r#", start=start, page_size=min(limit + 1, 1000)
-        ):
+        for item in self._query(ref, "r#", after=start, page_size=min(limit + 1, 1000)):
             last = item["sk"]
             if item.get("state") != "active":
                 continue
@@ -308,7 +401,24 @@ class RowStore:
         retired: Sequence[str],
     ) -> Iterator[Request]:
         """The items of one operation's entries (row + slot index per record, one per file), built
-        lazily: only the batch being sent exists at once, whatever the operation's size."""
+        lazily: only the batch being sent exists at once, whatever the operation's size.
+
+        Order, so that any prefix that lands can be completed by a retry of the same upload: per run of
+        25 records their slot items, then (after a barrier) their rows; the retired-row deletes only
+        after every survivor has landed. A slot item without its row is harmless (a lookup checks the
+        row's slot); a row without its slot item could take a second row into one slot."""
+        shards = self.layout.count(ref)
+        slots: list[Request] = []
+        bodies: list[Request] = []
+
+        def flush() -> Iterator[Request]:
+            yield from slots
+            yield BARRIER
+            yield from bodies
+            yield BARRIER
+            slots.clear()
+            bodies.clear()
+
         for e in entries:
             assert e.key is not None
             if e.key.startswith("f#"):
@@ -327,7 +437,7 @@ class RowStore:
             r = rows[e.key]
             w = r.write
             item = {
-                "pk": ref.pk,
+                "pk": self.layout.pk_for(ref, e.key, shards),
                 "sk": e.key,
                 "seq": e.seq,
                 "contentHash": bytes.fromhex(e.content_hash),
@@ -343,18 +453,24 @@ class RowStore:
                 "kk": w.knowledge,
                 "pastKeys": [x for x in w.past_keys if x != w.knowledge][-MAX_HISTORY:] or None,
             }
-            yield self.table, {"PutRequest": {"Item": to_item(item)}}
-            slot_item = {"pk": ref.pk, "sk": f"s#{w.slot}", "recordId": w.id}
-            yield self.table, {"PutRequest": {"Item": to_item(slot_item)}}
+            bodies.append((self.table, {"PutRequest": {"Item": to_item(item)}}))
+            slot_sk = f"s#{w.slot}"
+            slot_item = {"pk": self.layout.pk_for(ref, slot_sk, shards), "sk": slot_sk, "recordId": w.id}
+            slots.append((self.table, {"PutRequest": {"Item": to_item(slot_item)}}))
+            if len(bodies) == BATCH_WRITE:
+                yield from flush()
+        yield from flush()
         for rid in retired:  # a retired row's slot item is overwritten by its survivor's (same slot)
-            yield self.table, {"DeleteRequest": {"Key": key(ref.pk, f"r#{rid}")}}
+            sk = f"r#{rid}"
+            yield self.table, {"DeleteRequest": {"Key": key(self.layout.pk_for(ref, sk, shards), sk)}}
 
     def erase_requests(
         self, ref: PackageRef, row: LogRow, entry: logcore.Entry, op: tuple[int, int]
     ) -> list[Request]:
         """Forget one memory row: plaintext and tags gone, hashes kept; its slot items removed."""
+        shards = self.layout.count(ref)
         item = {
-            "pk": ref.pk,
+            "pk": self.layout.pk_for(ref, row.key, shards),
             "sk": row.key,
             "seq": entry.seq,
             "contentHash": bytes.fromhex(entry.content_hash),
@@ -369,7 +485,8 @@ class RowStore:
         }
         out: list[Request] = [(self.table, {"PutRequest": {"Item": to_item(item)}})]
         for x in dict.fromkeys([*([row.slot] if row.slot else []), *row.past_slots]):
-            out.append((self.table, {"DeleteRequest": {"Key": key(ref.pk, f"s#{x}")}}))
+            sk = f"s#{x}"
+            out.append((self.table, {"DeleteRequest": {"Key": key(self.layout.pk_for(ref, sk, shards), sk)}}))
         return out
 
     def erase_file_requests(self, ref: PackageRef, f: FileRow, entry: logcore.Entry) -> list[Request]:

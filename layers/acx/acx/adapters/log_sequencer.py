@@ -65,12 +65,14 @@ class Sequencer:
         clock: Callable[[], float] = time.time,
         lease_seconds: float = 30.0,
         lease_margin: float = 5.0,
+        row_shards: int = 1,
     ) -> None:
         self.db = db
         self.table = table
         self.clock = clock
         self.lease_seconds = lease_seconds
         self.lease_margin = lease_margin
+        self.row_shards = row_shards  # fixed on a new package's head by its first claim
 
     def read(self, ref: PackageRef) -> HeadState:
         item = self.db.get(self.table, ref.pk, "head")
@@ -219,6 +221,10 @@ class Sequencer:
         cond = f"{_size_condition(old.size)} AND #lock.#owner = :me"
         if old.size:
             values[":old"] = {"N": str(old.size)}
+        else:  # a new package: its row shard count, from now on (acx.adapters.log_rows.ShardLayout)
+            update += ", #rs = if_not_exists(#rs, :rs)"
+            names["#rs"] = "rowShards"
+            values[":rs"] = {"N": str(self.row_shards)}
         names["#adm"] = self.ADMIN
         if admin is not None:
             update += ", #adm = :adm"

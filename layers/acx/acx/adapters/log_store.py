@@ -30,9 +30,9 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from acx.adapters.dynamo import Contention, CorruptStore, Dynamo, LogStoreError
+from acx.adapters.dynamo import BARRIER, Contention, CorruptStore, Dynamo, LogStoreError, RowsIncomplete
 from acx.adapters.log_receipts import CheckpointStore, NotFound, ReceiptStore
-from acx.adapters.log_rows import Request, RowStore, Tombstones, prepare
+from acx.adapters.log_rows import DEFAULT_ROW_SHARDS, Request, RowStore, ShardLayout, Tombstones, prepare
 from acx.adapters.log_sequencer import HeadState, LeaseExpired, PackageLocked, Sequencer
 from acx.config import Settings
 from acx.core import forgetting
@@ -58,6 +58,7 @@ __all__ = [
     "LogStoreError",
     "NotFound",
     "PackageLocked",
+    "RowsIncomplete",
 ]
 
 
@@ -139,15 +140,23 @@ class LogStore:
         lease_margin: float = 5.0,
         wait_budget: float = 60.0,
         hook: Callable[[str], None] | None = None,
+        row_shards: int = DEFAULT_ROW_SHARDS,
     ) -> None:
-        self.dynamo = Dynamo(dynamodb_client, sleep)
+        self.dynamo = Dynamo(dynamodb_client, sleep, clock=clock)
         self.publisher_id = settings.publisher_id
         self.sign = sign
         self._verifier_key = verifier_key
         self.clock = clock
         self.wait_budget = wait_budget
-        self.sequencer = Sequencer(self.dynamo, settings.heads_table, clock, lease_seconds, lease_margin)
-        self.rows = RowStore(self.dynamo, settings.records_table)
+        self.sequencer = Sequencer(
+            self.dynamo, settings.heads_table, clock, lease_seconds, lease_margin, row_shards
+        )
+        layout = ShardLayout(dynamodb_client, settings.heads_table)
+        self.rows = RowStore(self.dynamo, settings.records_table, layout)
+        # Seconds the caller has left (a Lambda's remaining time, set by the handler): rows of a
+        # committed operation are retried under throttling until then, minus ``time_margin``.
+        self.time_left: Callable[[], float] | None = None
+        self.time_margin = 3.0
         self.receipts = ReceiptStore(self.dynamo, settings.receipts_table)
         self.checkpoints = CheckpointStore(self.dynamo, settings.heads_table)
         # Fault injection: called with a boundary name ("before-claim", "after-receipt", "row-batch",
@@ -276,7 +285,12 @@ class LogStore:
             keep()
             self.hook("row-batch")
 
-        self.dynamo.batch_write(prepared.requests(plan.entries), before_batch)
+        deadline = None if self.time_left is None else self.clock() + self.time_left() - self.time_margin
+        try:
+            self.dynamo.batch_write(prepared.requests(plan.entries), before_batch, deadline)
+        except RowsIncomplete:
+            self.sequencer.release(ref, owner)  # the retry need not wait out our lease
+            raise
         self.hook("before-release")
         self.sequencer.release(ref, owner)
         return plan, text
@@ -377,11 +391,11 @@ class LogStore:
             target = self._find(ref, record_id, content_hash)
             found.clear()
             found["target"] = target
-            if not target.active:
-                raise _Repeat()
-            victims = [target]
+            victims = [target] if target.active else []
             if target.knowledge:
                 victims += [r for r in self.rows.with_knowledge(ref, target.knowledge) if r.id != target.id]
+            if not victims:
+                raise _Repeat()  # (a first forget cut short left other rows of its knowledge: erased now)
             found["victims"] = victims
             stones = [tombstones(v) for v in victims] if tombstones else []
             found["keys"] = list(dict.fromkeys(k for st in stones for k in st.knowledge))
@@ -393,11 +407,13 @@ class LogStore:
             ]
 
             def requests(entries: list[logcore.Entry]) -> Iterable[Request]:
-                out: list[Request] = []
+                # Tombstones land before any erasure: a forget cut short between them is finished by
+                # its repeat (rows still active are forgotten again), never left erased but unrefused.
+                out = self.rows.tombstone_requests(ref, Tombstones.union(stones), entries[0].seq)
+                out.append(BARRIER)
                 op = (entries[0].seq, entries[-1].seq)
                 for v, e in zip(victims, entries, strict=True):
                     out += self.rows.erase_requests(ref, v, e, op)
-                out += self.rows.tombstone_requests(ref, Tombstones.union(stones), entries[0].seq)
                 return _unique(out)  # one BatchWriteItem may not name a key twice
 
             return Prepared(specs, requests)
@@ -407,7 +423,7 @@ class LogStore:
         except _Repeat:
             return self._repeat(ref, found["target"])
         victims: list[LogRow] = found["victims"]
-        t = victims[0]
+        t = victims[0]  # the target, or (finishing a forget cut short) the first row it left
         return ForgetResult(
             t.id,
             t.content_hash,
@@ -457,10 +473,11 @@ class LogStore:
             spec = EntrySpec("forget", "file", f.content_hash, f.key, logcore.Covers(f.seq, f.entry_hash))
 
             def requests(entries: list[logcore.Entry]) -> Iterable[Request]:
-                e = entries[0]
+                e = entries[0]  # the tombstone first (see forget)
                 return [
-                    *self.rows.erase_file_requests(ref, f, e),
                     *self.rows.tombstone_requests(ref, stones, e.seq),
+                    BARRIER,
+                    *self.rows.erase_file_requests(ref, f, e),
                 ]
 
             return Prepared([spec], requests)
@@ -496,6 +513,9 @@ def _unique(requests: list[Request]) -> list[Request]:
     seen: set[tuple[str, str, str]] = set()
     out = []
     for table, req in requests:
+        if (table, req) == BARRIER:
+            out.append(BARRIER)
+            continue
         item = req["PutRequest"]["Item"] if "PutRequest" in req else req["DeleteRequest"]["Key"]
         k = (table, item["pk"]["S"], item["sk"]["S"])
         if k not in seen:
