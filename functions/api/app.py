@@ -16,6 +16,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.metrics import MetricUnit
 
 from acx import contract as c
+from acx import deadline
 from acx.observability import logger, metrics
 from acx.usecases.access import Principal, check_package_id, principal_from_event
 from acx.usecases.errors import ServiceError
@@ -514,4 +515,5 @@ def on_unexpected(exc: Exception) -> Response:
 @metrics.log_metrics
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId", log_event=False)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    deadline.from_lambda_context(context)  # row writes retry throttling until the function's time runs out
     return app.resolve(event, context)

@@ -15,6 +15,7 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import BaseModel, ConfigDict
 
+from acx import deadline
 from acx.observability import logger, metrics
 
 # Every failed message is reported in batchItemFailures, even when the whole batch fails (the default
@@ -94,6 +95,7 @@ def record_handler(record: SQSRecord) -> None:
 @metrics.log_metrics
 @logger.inject_lambda_context(log_event=False)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    deadline.from_lambda_context(context)  # row writes retry throttling until the function's time runs out
     return process_partial_response(
         event=event, record_handler=record_handler, processor=processor, context=context
     )

@@ -48,7 +48,8 @@ def test_untouched_log_verifies_fully_and_incrementally(
 
 
 def test_edited_plaintext(built: LogStore, settings: Any) -> None:
-    row = from_item(built.db.get_item(TableName=settings.records_table, Key=row_key(built, "r#m-00020"))["Item"])
+    got = built.db.get_item(TableName=settings.records_table, Key=row_key(built, "r#m-00020"))
+    row = from_item(got["Item"])
     built.db.update_item(
         TableName=settings.records_table,
         Key=row_key(built, "r#m-00020"),

@@ -41,6 +41,7 @@ from acx.core.append import AppendPlan, EntrySpec, LogHead, plan_append
 from acx.core.checkpoint import Checkpoint
 from acx.core.package import PackageRef
 from acx.core.rows import FileRow, FileWrite, LogRow, RecordWrite
+from acx.deadline import remaining
 
 MAX_ENTRIES_PER_OPERATION = 6000  # several receipt items, one transaction, far below 4 MB
 MAX_TX_BYTES = 4_000_000  # TransactWriteItems carries at most 4 MB (AWS), enforced here, not by moto
@@ -285,7 +286,8 @@ class LogStore:
             keep()
             self.hook("row-batch")
 
-        deadline = None if self.time_left is None else self.clock() + self.time_left() - self.time_margin
+        time_left = self.time_left or remaining()  # the caller's, else the Lambda invocation's
+        deadline = None if time_left is None else self.clock() + time_left() - self.time_margin
         try:
             self.dynamo.batch_write(prepared.requests(plan.entries), before_batch, deadline)
         except RowsIncomplete:

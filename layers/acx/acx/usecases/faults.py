@@ -19,8 +19,15 @@ RETRYABLE_AWS_CODES = {
     "RequestThrottled",
     "Throttling",
 }
-# Log store errors that mean "busy, try again" (matched by name: no boto3 import here).
-RETRYABLE_STORE_ERRORS = {"Contention", "LeaseExpired"}
+# Log store and object store errors that mean "try again" (matched by name: no boto3 import here),
+# with what the caller should do when it is not just "busy".
+RETRYABLE_STORE_ERRORS = {"Contention", "LeaseExpired", "RowsIncomplete", "PurgeIncomplete"}
+STORE_ERROR_MESSAGES = {
+    "RowsIncomplete": "DynamoDB kept throttling this package's writes: the log entries are committed "
+    "but some rows are not written yet; repeat the same request, it writes what is missing",
+    "PurgeIncomplete": "the forget is recorded and the rows are erased, but S3 has not yet deleted every "
+    "old version of a stored object; repeat the same forget, it finishes the erasure",
+}
 # Wrappers that hide the AWS error they carry (powertools idempotency persistence, boto3 upload_file).
 _MAX_CHAIN = 6
 
@@ -69,7 +76,7 @@ def _retryable(exc: BaseException) -> tuple[str, str] | None:
     if isinstance(exc, ConnectionError | HTTPClientError | TimeoutError):
         return "unavailable", "a backing service timed out; retry"
     if type(exc).__name__ in RETRYABLE_STORE_ERRORS:
-        return "unavailable", "the package is busy; retry"
+        return "unavailable", STORE_ERROR_MESSAGES.get(type(exc).__name__, "the package is busy; retry")
     return None
 
 

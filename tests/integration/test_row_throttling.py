@@ -1,0 +1,135 @@
+"""Sustained DynamoDB throttling of the row writes that follow a committed receipt.
+
+Under partition throttling BatchWriteItem answers 200 and returns part of the batch in
+``UnprocessedItems`` (or raises ProvisionedThroughputExceededException when it wrote nothing); AWS's
+advice is to resend them with exponential backoff. The fake client below holds half of every call's
+items unprocessed for 30 s of the injected clock (sleeping advances it: no real waiting). The writer
+must keep resending (renewing its lease) until the rows land, or, when its deadline comes first, fail
+with a retryable error that leaves nothing the retry cannot finish.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from acx.adapters.dynamo import RowsIncomplete
+from acx.adapters.log_store import Conflict, LogStore
+from acx.usecases.faults import classify, is_retryable
+from acx.usecases.verify import verify_package
+from tests.integration.conftest import PUBLISHER, REF, FakeClock, log_store  # type: ignore[import-not-found]
+
+HOLD = 30.0
+
+
+class Throttled:
+    """A DynamoDB client whose BatchWriteItem processes only the first half (rounded down) of each
+    call's items while the clock is before ``until``; with ``refuse`` set, every other such call
+    raises ProvisionedThroughputExceededException instead (nothing written)."""
+
+    def __init__(self, client: Any, clock: FakeClock, refuse: bool = False) -> None:
+        self.client, self.clock, self.refuse = client, clock, refuse
+        self.until = 0.0
+        self.calls = self.unprocessed = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def batch_write_item(self, RequestItems: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        if self.clock() >= self.until:
+            return self.client.batch_write_item(RequestItems=RequestItems)  # type: ignore[no-any-return]
+        self.calls += 1
+        if self.refuse and self.calls % 2:
+            raise ClientError(
+                {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}},
+                "BatchWriteItem",
+            )
+        flat = [(t, r) for t, reqs in RequestItems.items() for r in reqs]
+        done, rest = flat[: len(flat) // 2], flat[len(flat) // 2 :]
+        if done:
+            grouped: dict[str, list[dict[str, Any]]] = {}
+            for t, r in done:
+                grouped.setdefault(t, []).append(r)
+            out = self.client.batch_write_item(RequestItems=grouped)
+            assert not out.get("UnprocessedItems")
+        self.unprocessed += len(rest)
+        left: dict[str, list[dict[str, Any]]] = {}
+        for t, r in rest:
+            left.setdefault(t, []).append(r)
+        return {"UnprocessedItems": left}
+
+
+def ingest(store: LogStore, records: list[dict[str, Any]], write_of: Any) -> None:
+    """What an uploader does: look up, write what is missing or different, retry on Conflict."""
+    for _ in range(5):
+        by_id = store.rows.lookup(REF, {r["id"] for r in records}, set()).by_id
+        todo = [r for r in records if r["id"] not in by_id or by_id[r["id"]].record != r]
+        if not todo:
+            return
+        expected = {r["id"]: (by_id[r["id"]].seq if r["id"] in by_id else None) for r in todo}
+        try:
+            store.append(REF, "agent", [write_of(r) for r in todo], expected=expected)
+            return
+        except Conflict:
+            continue
+    raise AssertionError("did not converge")
+
+
+def _store(
+    ddb: Any, settings: Any, signer: Any, clock: FakeClock, refuse: bool = False
+) -> tuple[LogStore, Throttled]:
+    client = Throttled(ddb, clock, refuse)
+    return log_store(client, settings, signer, clock=clock, sleep=clock.sleep), client
+
+
+def _present(store: LogStore, records: list[dict[str, Any]]) -> None:
+    rows = {r.id: r.record for r in store.rows.iter_active(REF)}
+    assert rows == {r["id"]: r for r in records}
+    result = verify_package(store, REF, PUBLISHER)
+    assert result.status == "ok", str(result.to_dict())
+
+
+@pytest.mark.parametrize("refuse", [False, True], ids=["half unprocessed", "half refused outright"])
+def test_half_the_items_unprocessed_for_30s_the_writer_resumes_and_every_record_lands(
+    ddb: Any, settings: Any, signer: Any, clock: FakeClock, make_record: Any, write_of: Any, refuse: bool
+) -> None:
+    store, client = _store(ddb, settings, signer, clock, refuse)
+    acked = [make_record(i) for i in range(20)]
+    ingest(store, acked, write_of)
+    batch = [make_record(i) for i in range(20, 80)]
+    started = clock()
+    client.until = started + HOLD
+    ingest(store, batch, write_of)  # acknowledged only once every row and slot item landed
+    assert clock() >= started + HOLD  # it really waited out the throttling (fake time)
+    assert client.calls > 12  # far past the 12 rounds the writer used to give up after
+    _present(store, acked + batch)
+    assert verify_package(store, REF, PUBLISHER).orphans == []  # nothing re-appended
+    assert len(list(store.entries(REF))) == 80
+
+
+def test_a_deadline_before_the_throttling_ends_fails_retryably_and_the_retry_completes(
+    ddb: Any, settings: Any, signer: Any, clock: FakeClock, make_record: Any, write_of: Any
+) -> None:
+    store, client = _store(ddb, settings, signer, clock)
+    acked = [make_record(i) for i in range(20)]
+    ingest(store, acked, write_of)
+    store.time_left = lambda: 12.0  # a function with 12 s left (3 s of it kept as margin)
+    batch = [make_record(i) for i in range(20, 80)]
+    client.until = clock() + HOLD
+    with pytest.raises(RowsIncomplete) as caught:
+        ingest(store, batch, write_of)
+    assert is_retryable(caught.value)
+    assert classify(caught.value)[:2] == (503, "unavailable")
+    assert store.head(REF).lock_owner is None  # lease released: the retry does not wait it out
+    mid = verify_package(store, REF, PUBLISHER, update_witness=False)
+    assert mid.status == "ok", str(mid.to_dict())  # receipted entries whose rows are missing: orphans
+    assert mid.orphans, "some rows of the cut-short operation should still be missing"
+    assert {r.id for r in store.rows.iter_active(REF)} >= {r["id"] for r in acked}  # acked: all there
+    store.time_left = None
+    clock.now = client.until  # the throttling has passed; the uploader repeats the same upload
+    ingest(store, batch, write_of)
+    _present(store, acked + batch)
+    slots = store.rows.lookup(REF, set(), {write_of(r).slot for r in batch}).by_slot
+    assert {row.id for row in slots.values()} == {r["id"] for r in batch}  # every slot item points home
