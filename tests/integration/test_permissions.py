@@ -207,7 +207,8 @@ def _scenarios(svc: Service, rec: Recorder, env: dict[str, str]) -> None:
 
     ddb = boto3.client("dynamodb", region_name=REGION)
     row = ddb.get_item(
-        TableName=env["RECORDS_TABLE"], Key={"pk": {"S": f"acme#{PKG}"}, "sk": {"S": "r#mem-0002"}}
+        TableName=env["RECORDS_TABLE"],
+        Key={"pk": {"S": _row_pk(f"acme#{PKG}", "mem-0002")}, "sk": {"S": "r#mem-0002"}},
     )
     api(
         "DELETE", f"{base}/memories", 200, query={"contentHash": bytes(row["Item"]["contentHash"]["B"]).hex()}
@@ -219,7 +220,7 @@ def _scenarios(svc: Service, rec: Recorder, env: dict[str, str]) -> None:
     api("POST", "/v1/packages/perm-bad/bundles", 201, body=bundle([record(9)]))
     ddb.update_item(
         TableName=env["RECORDS_TABLE"],
-        Key={"pk": {"S": "acme#perm-bad"}, "sk": {"S": "r#mem-0009"}},
+        Key={"pk": {"S": _row_pk("acme#perm-bad", "mem-0009")}, "sk": {"S": "r#mem-0009"}},
         UpdateExpression="SET contentHash = :h",
         ExpressionAttributeValues={":h": {"B": b"\x01" * 32}},
     )
@@ -363,3 +364,10 @@ def _remove(template: dict[str, Any], path: tuple[Any, ...]) -> None:
         del props["PolicyDocument"]["Statement"][path[2]]
     else:
         del props["KeyPolicy"]["Statement"][path[2]]
+
+
+def _row_pk(pk: str, record_id: str) -> str:
+    """The partition key of a new package's row (its row shard: acx.adapters.log_rows)."""
+    from acx.adapters.log_rows import DEFAULT_ROW_SHARDS, shard_of, shard_pk
+
+    return shard_pk(pk, shard_of(record_id, DEFAULT_ROW_SHARDS))
