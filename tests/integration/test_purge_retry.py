@@ -84,3 +84,50 @@ def test_a_failed_purge_of_a_revoked_cartridge_is_redone_by_the_redelivery(
     left = s3.list_object_versions(Bucket=svc.env["CARTRIDGES_BUCKET"], Prefix=prefix)
     assert not left.get("Versions") and not left.get("DeleteMarkers")
     assert svc.call("GET", f"/v1/packages/{PKG}/cartridges/{queued['cartridgeId']}")[0] == 410
+
+
+def test_a_forget_whose_bundle_purge_s3_refuses_is_503_and_its_repeat_finishes_the_erasure(
+    svc: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acx.adapters.objects import ObjectStore
+
+    secret_text = "Back off with jitter, case 1."
+    assert svc.call("POST", f"/v1/packages/{PKG}/bundles", body=bundle([record(1), record(2)]))[0] == 201
+    original_delete = ObjectStore._delete_versions
+
+    def s3_refuses(store: ObjectStore, batch: list[dict[str, str]]) -> list[dict[str, str]]:
+        if store.bucket != svc.env["DATA_BUCKET"]:
+            return original_delete(store, batch)
+        return [{"Key": t["Key"], "VersionId": t["VersionId"], "Code": "InternalError"} for t in batch]
+
+    monkeypatch.setattr(ObjectStore, "_delete_versions", s3_refuses)
+    status, body = svc.call("DELETE", f"/v1/packages/{PKG}/memories/mem-0001")
+    assert status == 503, body  # was 500 "internal error"
+    assert body["error"]["code"] == "unavailable"
+    assert "repeat the same forget" in body["error"]["message"]
+    assert secret_text not in json.dumps(body)
+    # the log part is done: the memory is tombstoned and refused, whatever S3 still holds
+    assert svc.call("GET", f"/v1/packages/{PKG}/memories/mem-0001")[0] == 404
+    again = svc.call("POST", f"/v1/packages/{PKG}/bundles", body=bundle([record(1)]))
+    assert again[0] == 409, again
+    s3 = boto3.client("s3", region_name="us-east-1")
+    prefix = f"bundles/acme/{PKG}/"
+
+    def texts() -> list[str]:
+        versions = s3.list_object_versions(Bucket=svc.env["DATA_BUCKET"], Prefix=prefix).get("Versions", [])
+        return [
+            s3.get_object(Bucket=svc.env["DATA_BUCKET"], Key=v["Key"], VersionId=v["VersionId"])["Body"]
+            .read()
+            .decode()
+            for v in versions
+        ]
+
+    assert any(secret_text in t for t in texts())  # the refused purge left the old version
+
+    monkeypatch.undo()
+    status, body = svc.call("DELETE", f"/v1/packages/{PKG}/memories/mem-0001")
+    assert status == 200 and body["repeated"] is True, body
+    left = texts()
+    assert left and not any(secret_text in t for t in left)  # the rewritten bundle only, without it
+    assert any("case 2." in t for t in left)
+    assert svc.call("GET", f"/v1/packages/{PKG}/log/verify")[1]["status"] == "ok"

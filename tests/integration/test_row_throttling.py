@@ -16,6 +16,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from acx.adapters.dynamo import RowsIncomplete
+from acx.adapters.log_rows import Tombstones
 from acx.adapters.log_store import Conflict, LogStore
 from acx.usecases.faults import classify, is_retryable
 from acx.usecases.verify import verify_package
@@ -133,3 +134,56 @@ def test_a_deadline_before_the_throttling_ends_fails_retryably_and_the_retry_com
     _present(store, acked + batch)
     slots = store.rows.lookup(REF, set(), {write_of(r).slot for r in batch}).by_slot
     assert {row.id for row in slots.values()} == {r["id"] for r in batch}  # every slot item points home
+
+
+class Recording:
+    """A DynamoDB client that records the sort keys of every BatchWriteItem call, in order."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.calls: list[list[tuple[str, str]]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def batch_write_item(self, RequestItems: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        sent = []
+        for reqs in RequestItems.values():
+            for r in reqs:
+                kind, body = next(iter(r.items()))
+                item = body["Item"] if kind == "PutRequest" else body["Key"]
+                sent.append((kind, item["sk"]["S"]))
+        self.calls.append(sent)
+        return self.client.batch_write_item(RequestItems=RequestItems)  # type: ignore[no-any-return]
+
+
+def _call_of(calls: list[list[tuple[str, str]]], kind: str, sk: str) -> int:
+    return next(i for i, c in enumerate(calls) if (kind, sk) in c)
+
+
+def test_slot_items_land_before_their_rows_and_deletes_after_every_survivor(
+    ddb: Any, settings: Any, signer: Any, clock: FakeClock, make_record: Any, write_of: Any
+) -> None:
+    from acx.core.rows import RecordWrite
+
+    client = Recording(ddb)
+    store = log_store(client, settings, signer, clock=clock, sleep=clock.sleep)
+    old = [make_record(i) for i in range(60)]
+    store.append(REF, "a", [write_of(r) for r in old])
+    for r in old:  # every call holding a row comes after the call holding its slot item
+        w = write_of(r)
+        assert _call_of(client.calls, "PutRequest", f"s#{w.slot}") < _call_of(
+            client.calls, "PutRequest", f"r#{w.id}"
+        )
+    client.calls.clear()
+    # 30 survivors, each absorbing a stored row of the same slot under a smaller id
+    survivors = [RecordWrite({**r, "id": "a" + r["id"]}, write_of(r).slot) for r in old[:30]]
+    store.append(REF, "a", survivors, retired=[r["id"] for r in old[:30]])
+    last_put = max(i for i, c in enumerate(client.calls) if any(k == "PutRequest" for k, _ in c))
+    first_delete = min(i for i, c in enumerate(client.calls) if any(k == "DeleteRequest" for k, _ in c))
+    assert last_put < first_delete
+    client.calls.clear()
+    store.forget(REF, "a", record_id="m-00040", tombstones=lambda row: Tombstones(knowledge=("k" * 43,)))
+    assert _call_of(client.calls, "PutRequest", "t#k#" + "k" * 43) < _call_of(
+        client.calls, "PutRequest", "r#m-00040"
+    )

@@ -311,7 +311,11 @@ class RowStore:
             if not start.startswith("r#"):
                 raise ValueError("invalid cursor")
         out: list[LogRow] = []
-        for item in self._query(ref, "r#", after=start, page_size=min(limit + 1, 1000)):
+        # Each shard holds about 1/shards of a page: read twice that per Query (the generator reads on
+        # when a shard holds more), not a whole page from every shard.
+        share = -(-(limit + 1) // self.layout.count(ref))
+        page = min(limit + 1, 1000, max(8, 2 * share))
+        for item in self._query(ref, "r#", after=start, page_size=page):
             last = item["sk"]
             if item.get("state") != "active":
                 continue
