@@ -54,10 +54,12 @@ class Meter:
 
     def __init__(self, client: Any) -> None:
         self.writes = self.reads = self.wcu = 0
+        self.by_pk: dict[str, int] = {}  # BatchWriteItem WCU per partition key (row writes)
         client.meta.events.register("before-parameter-build.dynamodb.*", self._on_call)
 
     def reset(self) -> None:
         self.writes = self.reads = self.wcu = 0
+        self.by_pk = {}
 
     def _on_call(self, model: Any, params: dict[str, Any], **_: Any) -> None:
         op = model.name
@@ -73,7 +75,12 @@ class Meter:
         elif op == "BatchWriteItem":
             for reqs in params["RequestItems"].values():
                 for r in reqs:
-                    self.wcu += wcu(r["PutRequest"]["Item"]) if "PutRequest" in r else 1
+                    units = wcu(r["PutRequest"]["Item"]) if "PutRequest" in r else 1
+                    self.wcu += units
+                    pk = (r["PutRequest"]["Item"] if "PutRequest" in r else r["DeleteRequest"]["Key"])["pk"][
+                        "S"
+                    ]
+                    self.by_pk[pk] = self.by_pk.get(pk, 0) + units
         else:
             for t in params["TransactItems"]:
                 body = t.get("Put", {}).get("Item")
@@ -104,7 +111,7 @@ def make_record(i: int, rnd: random.Random) -> dict[str, Any]:
     }
 
 
-def _setup() -> tuple[Any, Any, Any]:
+def _setup(row_shards: int | None = None) -> tuple[Any, Any, Any]:
     import boto3
 
     from acx.adapters.log_store import LogStore
@@ -122,7 +129,8 @@ def _setup() -> tuple[Any, Any, Any]:
     }
     create_tables_named(client, tables)  # as template.yaml declares them
     notes = NoteSigner("acx-bench", LocalEd25519Signer())
-    return client, settings, LogStore(client, settings, notes.sign, notes.verifier_key)
+    extra = {} if row_shards is None else {"row_shards": row_shards}
+    return client, settings, LogStore(client, settings, notes.sign, notes.verifier_key, **extra)
 
 
 def _ingest(store: Any, package: str, records: list[dict[str, Any]]) -> None:
@@ -194,6 +202,36 @@ class _Prefetched:
         return iter(())
 
 
+def _hottest_key(store: Any, meter: Meter, records: list[dict[str, Any]], quick: bool) -> dict[str, Any]:
+    """WCU on the busiest partition key for one package's upload: the sharded layout against one key
+    (a package from before sharding). DynamoDB serves 1,000 WCU/s per partition, so this bounds how
+    fast any writer can land the rows; the figure is seconds at that limit for 100,000 records."""
+    from acx.adapters.log_store import LogStore
+
+    one = LogStore(store.dynamo.client, _settings(), store.sign, store.verifier_key, row_shards=1)
+    n = len(records)
+    hottest = {}
+    for name, target in (("sharded", store), ("one-key", one)):
+        meter.reset()
+        for k in range(0, n, 500):
+            _ingest(target, f"hot-{name}", records[k : k + 500])
+        hottest[name] = max(meter.by_pk.values()) * 100_000 / n / 1000
+    return {
+        "name": f"seconds at 1,000 WCU/s on the busiest key, 100,000 records (from {n:,})",
+        "value": round(hottest["sharded"], 1),
+        "unit": "s",
+        "baseline": round(hottest["one-key"], 1),
+        "ratio": hottest["sharded"] / hottest["one-key"],
+        "target": "ratio <= 0.25 (baseline: all rows on one partition key)",
+    }
+
+
+def _settings() -> Any:
+    from acx.config import Settings
+
+    return Settings.model_validate({})
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     from moto import mock_aws
 
@@ -237,6 +275,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 "target": "<= 60",
             },
         ]
+
+        rows.append(_hottest_key(store, meter, records, quick))
 
         big = 10_000 if quick else 100_000
         _seed_head(client, settings, "warm", 10)
