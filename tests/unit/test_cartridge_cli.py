@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import struct
 from pathlib import Path
@@ -12,16 +11,14 @@ import pytest
 
 from acx.cli.main import main
 from acx.core import canonical
+from tests.factories import tiny
 
 REF = "reference-cartridge.acx"
 
 
 @pytest.fixture
-def ref(vectors_dir: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / REF
-    shutil.copyfile(vectors_dir / REF, dst)
-    dst.chmod(0o644)
-    return dst
+def ref(reference_copy: Path) -> Path:
+    return reference_copy
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:
@@ -101,21 +98,7 @@ def test_import_discards_foreign_vectors(tmp_path: Path, capsys: pytest.CaptureF
     from acx.core.cartridge import CartridgeWriter
     from acx.core.signing import LocalEd25519Signer
 
-    r = {
-        "id": "m-1",
-        "title": "t",
-        "summary": "s",
-        "sourceType": "review",
-        "portable": True,
-        "codebaseFingerprint": None,
-        "repoId": None,
-        "repoLabel": "x",
-        "projectLabel": "y",
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "impact": "neutral",
-        "xpAwarded": 0,
-        "tags": [],
-    }
+    r = tiny("m-1")
     with CartridgeWriter(
         tmp_path / "v.acx",
         artifact_id="a",
