@@ -15,7 +15,7 @@ SALT = bytes(range(32))
 
 
 def record(i: int = 0, **changes) -> dict:
-    return memory(f"mem-{i}", xpAwarded=2.5, **changes)
+    return memory(f"mem-{i}", **{"xpAwarded": 2.5} | changes)
 
 
 def bundle(**changes) -> dict:
