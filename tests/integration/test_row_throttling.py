@@ -187,3 +187,45 @@ def test_slot_items_land_before_their_rows_and_deletes_after_every_survivor(
     assert _call_of(client.calls, "PutRequest", "t#k#" + "k" * 43) < _call_of(
         client.calls, "PutRequest", "r#m-00040"
     )
+
+
+def test_a_forget_cut_short_between_its_erasures_is_finished_by_its_repeat(
+    store: LogStore, make_record: Any
+) -> None:
+    from acx.core.forgetting import NearPolicy
+    from acx.core.rows import RecordWrite
+    from acx.usecases.deps import DEV_FORGET_KEY
+    from acx.usecases.forget import tombstones_for
+
+    stones = tombstones_for(DEV_FORGET_KEY, NearPolicy())
+    # 20 rows of one knowledge: the forget erases all 20 (40 requests: two batches after the tombstones)
+    writes = [RecordWrite(make_record(i), f"slot-{i}", "K" * 43) for i in range(20)]
+    store.append(REF, "a", writes)
+    real = store.dynamo.client
+    erasures = {"n": 0}
+
+    class DiesOnSecondErasureBatch:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        def batch_write_item(self, RequestItems: dict[str, Any]) -> Any:
+            reqs = [r for rs in RequestItems.values() for r in rs]
+            if any("PutRequest" in r and r["PutRequest"]["Item"]["sk"]["S"].startswith("r#") for r in reqs):
+                erasures["n"] += 1
+                if erasures["n"] == 2:
+                    raise RuntimeError("function died")
+            return real.batch_write_item(RequestItems=RequestItems)
+
+    store.dynamo.client = DiesOnSecondErasureBatch()
+    with pytest.raises(RuntimeError):
+        store.forget(REF, "a", record_id="m-00000", tombstones=stones)
+    store.dynamo.client = real
+    rows = {r.id: r for r in store.rows.rows(REF)}
+    assert not rows["m-00000"].active  # the target was erased in the first erasure batch...
+    assert any(r.active for r in rows.values())  # ...but not every row of its knowledge
+    again = store.forget(REF, "a", record_id="m-00000", tombstones=stones)
+    assert not again.repeated  # it had work left: the rows still active are forgotten now
+    rows = {r.id: r for r in store.rows.rows(REF)}
+    assert not any(r.active or r.holds_plaintext for r in rows.values())
+    assert store.forget(REF, "a", record_id="m-00000", tombstones=stones).repeated
+    assert verify_package(store, REF, PUBLISHER).status == "ok"
