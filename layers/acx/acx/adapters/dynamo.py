@@ -263,7 +263,8 @@ class Dynamo:
         ``limit`` stops after one page of that many items; ``page_size`` only bounds each page (a
         caller that stops early then reads about what it needs, not 1 MB per page). ``after`` (with
         ``prefix``): only sort keys above it, as ``BETWEEN after AND <end of prefix>`` (a documented key
-        condition; an ExclusiveStartKey must name a key of this partition, and ``after`` may not).
+        condition; AWS documents ExclusiveStartKey as a previous page's LastEvaluatedKey, and ``after``
+        may be a key of another shard's partition).
         """
         names = {"#pk": "pk", **extra.pop("ExpressionAttributeNames", {})}
         values: dict[str, Any] = {":pk": {"S": pk}, **extra.pop("ExpressionAttributeValues", {})}
