@@ -25,7 +25,20 @@ from acx.core.cartridge.log_attestation import InclusionEntry
 from acx.core.signing import Signer
 
 CHUNK = 2000
-Inclusion = Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class EntryProof:
+    """A record's log entry and its RFC 9162 inclusion proof: leaf ``index`` in a tree of ``size``,
+    the audit ``path`` (hex), and the ``entry_hash`` (hex) its leaf is ``sha256(0x00 || entry)`` of."""
+
+    index: int
+    size: int
+    path: list[str]
+    entry_hash: str
+
+
+Inclusion = Callable[[str], EntryProof | None]  # record id -> its proof (None: not in the checkpoint)
 
 
 class ExportBlocked(Exception):
@@ -71,15 +84,16 @@ class _Gate:
         return self.report is not None
 
 
-def _proof_entry(rid: str, record: dict[str, Any], got: Any, size: int) -> InclusionEntry | None:
-    if got is None or not isinstance(got, tuple | list) or len(got) < 4:
-        return None  # no proof, or no entry hash to rebuild the leaf from
-    index, psize, proof, entry_hash = got[0], got[1], got[2], got[3]
-    if psize != size:
-        raise ValueError(f"inclusion proof for {rid} is for tree size {psize}, checkpoint has {size}")
+def _proof_entry(
+    rid: str, record: dict[str, Any], got: EntryProof | None, size: int
+) -> InclusionEntry | None:
+    if got is None:
+        return None  # no proof against this checkpoint (the record came after it)
+    if got.size != size:
+        raise ValueError(f"inclusion proof for {rid} is for tree size {got.size}, checkpoint has {size}")
     from acx.core.log import content_hash
 
-    return InclusionEntry(rid, content_hash(record), entry_hash, int(index), list(proof))
+    return InclusionEntry(rid, content_hash(record), got.entry_hash, got.index, list(got.path))
 
 
 def build_cartridge(
@@ -104,14 +118,13 @@ def build_cartridge(
 ) -> ExportResult:
     """Write and sign a cartridge at ``path``; raise :class:`ExportBlocked` if the gate blocks.
 
-    ``inclusion(record_id)`` returns ``(index, size, proof_hex, entry_hash_hex)`` for the log entry
-    of that record (or None). When every ROM record has one, a ``log-checkpoint`` attestation is
-    embedded as the ROM file ``rom/attestations/log-checkpoint.json`` (see
-    :mod:`acx.core.cartridge.log_attestation`; callers' files may not use ``rom/attestations/``).
+    ``inclusion(record_id)`` returns the :class:`EntryProof` of that record's log entry (or None).
+    When every ROM record has one, a ``log-checkpoint`` attestation is embedded as the ROM file
+    ``rom/attestations/log-checkpoint.json`` (see :mod:`acx.core.cartridge.log_attestation`;
+    callers' files may not use ``rom/attestations/``); otherwise it is omitted and
+    ``counts['inclusion']`` says which record had none.
     ``cartridge_id`` becomes the signed ``acx.cartridge_id`` (and the Statement's subject name), so
-    the id the service hands out is the one the signature covers. A 3-tuple carries no leaf, so the
-    attestation is omitted and ``counts['inclusion']`` says why (a verifier cannot check a proof
-    without its leaf).
+    the id the service hands out is the one the signature covers.
     """
     from acx.core.embedding import embed_record, engine_descriptor
     from acx.core.records import zone_of

@@ -11,12 +11,15 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from acx.core.package import PackageRef
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
+
+if TYPE_CHECKING:
+    from acx.core.export import Inclusion
 
 SYNC_EXPORT_MAX_RECORDS = 5_000
 
@@ -153,13 +156,14 @@ def _repo_identifiers(deps: Deps, ref: PackageRef) -> tuple[str, ...]:
 
 def _rows_with_proofs(
     deps: Deps, ref: PackageRef, checkpoint: str | None
-) -> tuple[Iterator[dict[str, Any]], Callable[[str], tuple[int, int, list[str], str] | None] | None]:
+) -> tuple[Iterator[dict[str, Any]], Inclusion | None]:
     """Active records (streamed) and, per record, its RFC 9162 inclusion proof against ``checkpoint``.
 
     The leaf hashes are read once and subtree hashes memoised, so proofs for n records cost O(n).
     """
     from acx.core import merkle
     from acx.core.checkpoint import parse_checkpoint
+    from acx.core.export import EntryProof
 
     entry_of: dict[str, tuple[int, str]] = {}
 
@@ -174,14 +178,14 @@ def _rows_with_proofs(
     size = parse_checkpoint(checkpoint).size
     tree: list[merkle.NodeHash] = []
 
-    def proof(record_id: str) -> tuple[int, int, list[str], str] | None:
+    def proof(record_id: str) -> EntryProof | None:
         seq, entry_hash = entry_of.get(record_id, (size, ""))
         if seq >= size:
             return None  # written after the checkpoint was read: no proof against it
         if not tree:
             tree.append(merkle.from_leaves(deps.log.receipts.leaf_hashes(ref, size)))
         path = merkle.inclusion_proof(seq, size, tree[0])
-        return seq, size, [p.hex() for p in path], entry_hash
+        return EntryProof(seq, size, [p.hex() for p in path], entry_hash)
 
     return records(), proof
 
