@@ -189,7 +189,8 @@ class Bundle:
 
 
 def write_schema(path: Path | None = None) -> Path:
-    """Write the bundle JSON Schema (generated from the models) to ``acx/schemas/bundle.schema.json``."""
+    """Write the bundle JSON Schema (generated from the models) to ``acx/schemas/bundle.schema.json``:
+    how the shipped schema is regenerated (tests/unit/test_bundle.py fails when it is stale)."""
     import json
 
     target = path or Path(__file__).resolve().parent.parent / "schemas" / "bundle.schema.json"

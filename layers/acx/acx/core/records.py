@@ -237,11 +237,6 @@ def zone_of(record: dict[str, Any]) -> Literal["rom", "save"]:
     return zone_for(record.get("portable"))
 
 
-def tier_of(record: dict[str, Any]) -> Literal["transferable", "field-learned"]:
-    """The tier name of a (valid) record."""
-    return "transferable" if record.get("portable") is True else "field-learned"
-
-
 # --- The declarative contract (JSON Schema source, and the reference the fast validator is tested
 # against). pydantic's own messages are not used: validate_record owns the wording. The model is built
 # on first use because importing pydantic costs more than a whole merge's validation (CLI start-up).
@@ -340,7 +335,8 @@ def __getattr__(name: str) -> Any:
 
 
 def model_accepts(obj: Any) -> bool:
-    """Decision of the declarative model alone (for tests and tooling; slower than validate_record)."""
+    """Decision of the declarative model alone: the oracle validate_record is property-tested against
+    (tests/unit/test_records_guards.py); kept here beside the model it asks. Slower than validate_record."""
     from pydantic import ValidationError
 
     try:
@@ -351,5 +347,6 @@ def model_accepts(obj: Any) -> bool:
 
 
 def record_json_schema() -> dict[str, Any]:
-    """JSON Schema of one memory record."""
+    """JSON Schema of one memory record: the source of the shipped ``acx/schemas/record.schema.json``
+    (tests/unit/test_cli_contract.py fails when the two differ)."""
     return __getattr__("MemoryRecord").model_json_schema()  # type: ignore[no-any-return]
