@@ -53,8 +53,9 @@ class S3Notification(_Loose):
 
 
 def record_handler(record: SQSRecord) -> None:
+    from acx.adapters.faults import reason, translate
     from acx.usecases.deps import deps
-    from acx.usecases.faults import is_retryable, reason
+    from acx.usecases.faults import is_retryable
     from acx.usecases.uploads import ingest_upload
 
     body = json.loads(record.body)
@@ -75,7 +76,7 @@ def record_handler(record: SQSRecord) -> None:
                 extra={
                     "key": key,
                     "reason": reason(exc),
-                    "retryable": is_retryable(exc),
+                    "retryable": is_retryable(translate(exc)),
                     "receive_count": record.attributes.approximate_receive_count,
                 },
             )

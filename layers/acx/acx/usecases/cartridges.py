@@ -6,7 +6,6 @@ Small packages export inside the request (201); large ones are queued for the ex
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
@@ -56,14 +55,12 @@ def request_export(
         logSize=size,
     )
     if force_async or size > SYNC_EXPORT_MAX_RECORDS:
-        if not deps.settings.export_queue_url:
+        queue = deps.export_queue()
+        if not queue.configured:
             raise ServiceError(
                 503, "unavailable", "asynchronous export is not configured", headers={"Retry-After": "5"}
             )
-        deps.sqs().send_message(
-            QueueUrl=deps.settings.export_queue_url,
-            MessageBody=json.dumps({"tenant": tenant, "package": package, "cartridgeId": cartridge_id}),
-        )
+        queue.send({"tenant": tenant, "package": package, "cartridgeId": cartridge_id})
         return 202, {"cartridgeId": cartridge_id, "status": "pending"}
     return 201, run_export(deps, tenant, package, cartridge_id)
 

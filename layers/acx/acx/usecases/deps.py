@@ -10,9 +10,12 @@ from acx.config import Settings, settings
 from acx.core.forgetting import Keyer, NearPolicy, StaticKeyer
 
 if TYPE_CHECKING:
+    from acx.adapters.alarms import AlarmTopic
+    from acx.adapters.idempotency import IdempotencyStore
     from acx.adapters.jobs import JobStore
     from acx.adapters.log_store import LogStore
     from acx.adapters.objects import ObjectStore
+    from acx.adapters.queues import MessageQueue
 
 # Tombstone key when no FORGET_KEY_ID is configured (unit tests, hand-built Deps): NOT secret, so a
 # reader of such a deployment's tombstones can confirm guessed text. template.yaml always sets one.
@@ -49,6 +52,11 @@ class Deps:
     forget_keys: Keyer = field(default=DEV_FORGET_KEY)
 
     index_hooks: IndexHooks | None = None
+    # Built on first use from the settings (an SQS, SNS or powertools import costs cold start in the
+    # functions that never use them); tests may set them.
+    queue: MessageQueue | None = None
+    alarm_topic: AlarmTopic | None = None
+    idempotency_store: IdempotencyStore | None = None
 
     def index(self) -> IndexHooks:
         """The search index hooks (built on first use; tests may set ``index_hooks``)."""
@@ -58,10 +66,32 @@ class Deps:
             self.index_hooks = SearchIndexer(self)
         return self.index_hooks
 
-    def sqs(self) -> Any:
-        from acx.adapters.aws import client
+    def export_queue(self) -> MessageQueue:
+        """The queue the export function reads (``EXPORT_QUEUE_URL``; unset: not configured)."""
+        if self.queue is None:
+            from acx.adapters.aws import client
+            from acx.adapters.queues import MessageQueue
 
-        return client("sqs")
+            self.queue = MessageQueue(client("sqs"), self.settings.export_queue_url)
+        return self.queue
+
+    def alarms(self) -> AlarmTopic:
+        """The operators' alarm topic (``ALARM_TOPIC_ARN``; unset: not configured)."""
+        if self.alarm_topic is None:
+            from acx.adapters.alarms import AlarmTopic
+            from acx.adapters.aws import client
+
+            self.alarm_topic = AlarmTopic(client("sns"), self.settings.alarm_topic_arn)
+        return self.alarm_topic
+
+    def idempotency(self) -> IdempotencyStore:
+        """Powertools' idempotency store on ``IDEMPOTENCY_TABLE``."""
+        if self.idempotency_store is None:
+            from acx.adapters.aws import client
+            from acx.adapters.idempotency import IdempotencyStore
+
+            self.idempotency_store = IdempotencyStore(client("dynamodb"), self.settings.idempotency_table)
+        return self.idempotency_store
 
     def catalog(self) -> Any:
         """Read-only listings (packages of a tenant, record counts): ``acx.adapters.catalog``."""

@@ -22,17 +22,11 @@ def verify_everything(deps: Deps) -> dict[str, Any]:
     report = {"at": stamp, "packages": packages, "failed": len(failed)}
     key = f"reports/verify/{stamp}.json"
     deps.data.put(key, json.dumps(report, separators=(",", ":")).encode())
-    if failed and deps.settings.alarm_topic_arn:
-        from acx.adapters.aws import client
-
+    if failed and deps.alarms().configured:
         summary = [
             {k: p.get(k) for k in ("tenant", "package", "status", "firstBadSeq", "reason")} for p in failed
         ]
-        client("sns").publish(
-            TopicArn=deps.settings.alarm_topic_arn,
-            Subject="acx: log verification failed",
-            Message=json.dumps({"failed": summary, "report": key})[:250_000],
-        )
+        deps.alarms().publish("acx: log verification failed", {"failed": summary, "report": key})
     return {"packages": packages, "failed": len(failed), "reportKey": key, "indexesCompacted": compacted}
 
 
