@@ -79,8 +79,9 @@ def bundle_input(source: Path) -> tuple[Path, int, str, list[Any] | None]:
     array: the one place the CLI turns what a user has into the upload format (docs/FORMATS.md)."""
     import tempfile
 
-    from acx.core.bundle import SCHEMA_VERSION, BundleError, pack_directory, parse_bundle
+    from acx.core.bundle import SCHEMA_VERSION, BundleError, parse_bundle
     from acx.core.canonical import CanonicalError, dumps, loads
+    from acx.core.packing import pack_directory
 
     if source.is_dir():
         from acx.cli.offline_core import default_salt_path, read_salt

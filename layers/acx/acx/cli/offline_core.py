@@ -241,8 +241,9 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     """Pack DIR into a validated, canonical upload bundle at FILE."""
     import hashlib
 
-    from acx.core.bundle import BundleError, pack_directory, parse_bundle
+    from acx.core.bundle import BundleError, parse_bundle
     from acx.core.canonical import CanonicalError
+    from acx.core.packing import pack_directory
 
     if not args.dir.is_dir():
         return _err("bundle", f"{args.dir} is not a directory")

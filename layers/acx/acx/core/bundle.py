@@ -1,4 +1,6 @@
-"""The upload bundle ``acx.memory-bundle/1``: parsing with service limits, and packing a directory.
+"""The upload bundle ``acx.memory-bundle/1``: parsing with service limits (packing a directory into
+one is :mod:`acx.core.packing`). About 450 lines, one module: the whole-document and the streamed
+parser share every check and limit, and the declarative model beside them is the same format's schema.
 
 Every refusal is a :class:`BundleError` naming the JSON path and the limit (413 for what is too big
 to take at all, 422 for what is malformed), and never quoting content, which may hold a secret.
@@ -457,68 +459,3 @@ def parse_bundle_stream(chunks: Iterable[bytes], limits: Limits = Limits()) -> B
     if records is None:
         raise BundleError("invalid_type", "must be an array of memory records", "$.records")
     return _finish(doc, records, limits)
-
-
-# --- Packing an agent-package directory
-
-
-def read_records_file(path: Path) -> list[Any]:
-    """The records of a ``memory-records.json`` (an array, or an object with ``records``)."""
-    from acx.core.canonical import loads
-
-    doc = loads(path.read_bytes())
-    if isinstance(doc, dict) and isinstance(doc.get("records"), list):
-        return list(doc["records"])
-    if not isinstance(doc, list):
-        raise BundleError("invalid_type", "memory-records.json must hold an array of records", "$")
-    return doc
-
-
-def _with_tier(record: Any, index: int, salt: bytes | None) -> Any:
-    from acx.core.fingerprint import canonical_repo_identity, codebase_fingerprint
-
-    if not isinstance(record, dict) or "portable" in record:
-        return record
-    out = dict(record)
-    repo = record.get("repoId")
-    if repo is None or repo == "":
-        out["portable"] = True
-        out["codebaseFingerprint"] = None
-        out["repoId"] = None
-        return out
-    if salt is None:
-        raise BundleError(
-            "salt_required",
-            "field-learned record (repoId set) needs the installation salt: pass --salt-file",
-            f"$.records[{index}]",
-        )
-    out["portable"] = False
-    if not out.get("codebaseFingerprint"):
-        identity = canonical_repo_identity(f"repo://{repo}" if isinstance(repo, str) else "")
-        out["codebaseFingerprint"] = codebase_fingerprint(salt, identity)
-    return out
-
-
-def pack_directory(directory: Path, salt: bytes | None) -> dict[str, Any]:
-    """Build an upload bundle from an ACX agent-package directory (records, knowledge, skills).
-
-    Records without ``portable`` get their tier from ``repoId``: none means transferable; a repo means
-    field-learned, fingerprinted with the installation salt. The result is validated before return.
-    """
-    records_file = directory / "memory-records.json"
-    if not records_file.is_file():
-        raise BundleError("missing_file", "the package has no memory-records.json", str(directory))
-    records = [_with_tier(r, i, salt) for i, r in enumerate(read_records_file(records_file))]
-    knowledge: list[dict[str, str]] = []
-    for path in sorted(directory.glob("*.md")) + sorted((directory / "knowledge").glob("*.md")):
-        if path.is_file():
-            rel = path.relative_to(directory).as_posix()
-            knowledge.append({"path": rel, "content": path.read_text(encoding="utf-8")})
-    skills = [
-        {"path": p.relative_to(directory).as_posix(), "content": p.read_text(encoding="utf-8")}
-        for p in sorted((directory / "skills").glob("*/SKILL.md"))
-        if p.is_file()
-    ]
-    doc = {"schemaVersion": SCHEMA_VERSION, "records": records, "knowledge": knowledge, "skills": skills}
-    parse_bundle(doc)
-    return doc
