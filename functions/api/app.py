@@ -1,4 +1,8 @@
-"""HTTP API handler: every /v1 route. Thin: parse, check the caller, call one use case, respond."""
+"""HTTP API handler: every /v1 route. Thin: parse, check the caller, call one use case, respond.
+
+About 500 lines: one short function per route (the route table is the module); the contract and the
+use cases hold the rules.
+"""
 
 from __future__ import annotations
 
