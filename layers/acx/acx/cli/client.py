@@ -42,6 +42,9 @@ from acx.contract import (
     is_package_id,
 )
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 USER_AGENT = "acx-cli/1"
 __all__ = ["EXIT_BLOCKED", "EXIT_INVALID", "EXIT_OK", "EXIT_SERVER", "EXIT_TAMPERED"]
 

@@ -25,6 +25,9 @@ from acx.cli.client import (
     say,
 )
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Ask for a signed cartridge; with --wait, poll until it is ready."""

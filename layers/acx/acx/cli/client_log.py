@@ -26,6 +26,9 @@ from acx.cli.client import (
     say,
 )
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 
 def cmd_log_show(args: argparse.Namespace) -> int:
     """Show the log head and signed checkpoint; optionally save the checkpoint and verifier key."""

@@ -22,6 +22,9 @@ from acx.cli.client import (
 )
 from acx.contract import RECALL_MAX_LIMIT
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 
 def cmd_recall(args: argparse.Namespace) -> int:
     """Print memories under the advisory banner (memory informs, it never authorizes).

@@ -26,6 +26,9 @@ from acx.cli.client import (
 )
 from acx.contract import SCOPES, is_package_id
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 ALL_SCOPES = SCOPES
 
 

@@ -32,6 +32,9 @@ from acx.cli.client import (
 )
 from acx.contract import MAX_INLINE_BYTES
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 INLINE_LIMIT = MAX_INLINE_BYTES
 
 

@@ -10,6 +10,9 @@ import argparse
 import importlib
 import sys
 
+# Imports inside functions are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 COMMAND_MODULES = (
     "acx.cli.offline_core",
     "acx.cli.offline_merge",

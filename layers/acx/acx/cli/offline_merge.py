@@ -21,6 +21,9 @@ import re
 import sys
 from typing import Any, BinaryIO, NoReturn
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 Text = bytes | bytearray | mmap.mmap  # a bundle's bytes; a big one is mapped, not read (see _map)
 
 EXIT_INVALID = 2

@@ -14,6 +14,7 @@ publisher who signs something harmful on purpose: the signature says who, not wh
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,11 @@ from typing import Any
 from acx.core import dsse
 from acx.core.cartridge import CartridgeError, CartridgeWriter, log_attestation, memory_payload
 from acx.core.cartridge.log_attestation import InclusionEntry
+from acx.core.checkpoint import parse_checkpoint, verify_checkpoint
+from acx.core.embedding import embed_record, engine_descriptor
+from acx.core.log import content_hash
+from acx.core.records import zone_of
+from acx.core.scrub import scan_bundle
 from acx.core.signing import Signer
 
 CHUNK = 2000
@@ -70,8 +76,6 @@ class _Gate:
     def scan(
         self, records: list[dict[str, Any]], knowledge: list[tuple[str, str]], skills: list[tuple[str, str]]
     ) -> None:
-        from acx.core.scrub import scan_bundle
-
         report = scan_bundle(records, knowledge, skills, list(self.forbidden))
         self.warnings.extend(getattr(report, "warnings", []) or [])
         if report.blocked:
@@ -91,7 +95,6 @@ def _proof_entry(
         return None  # no proof against this checkpoint (the record came after it)
     if got.size != size:
         raise ValueError(f"inclusion proof for {rid} is for tree size {got.size}, checkpoint has {size}")
-    from acx.core.log import content_hash
 
     return InclusionEntry(rid, content_hash(record), got.entry_hash, got.index, list(got.path))
 
@@ -126,16 +129,11 @@ def build_cartridge(
     ``cartridge_id`` becomes the signed ``acx.cartridge_id`` (and the Statement's subject name), so
     the id the service hands out is the one the signature covers.
     """
-    from acx.core.embedding import embed_record, engine_descriptor
-    from acx.core.records import zone_of
-
     engine = engine_descriptor()
     gate = _Gate(forbidden)
     quarantined = 0
     cp_size = 0
     if checkpoint is not None:
-        from acx.core.checkpoint import parse_checkpoint, verify_checkpoint
-
         cp = verify_checkpoint(checkpoint, verifier_key) if verifier_key else parse_checkpoint(checkpoint)
         cp_size = cp.size
     proofs: list[InclusionEntry] = []
@@ -204,8 +202,6 @@ def build_cartridge(
 
 def _merged_report(gate: _Gate) -> Any:
     """One report for every blocked chunk (the first chunk's report object, findings from all)."""
-    import dataclasses
-
     report = gate.report
     if dataclasses.is_dataclass(report) and not isinstance(report, type):
         return dataclasses.replace(report, findings=list(gate.findings))  # type: ignore[type-var]

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from acx.core.bundle import SCHEMA_VERSION, BundleError, parse_bundle
+from acx.core.canonical import loads
+from acx.core.fingerprint import canonical_repo_identity, codebase_fingerprint
 
 
 def read_records_file(path: Path) -> list[Any]:
     """The records of a ``memory-records.json`` (an array, or an object with ``records``)."""
-    from acx.core.canonical import loads
-
     doc = loads(path.read_bytes())
     if isinstance(doc, dict) and isinstance(doc.get("records"), list):
         return list(doc["records"])
@@ -24,8 +24,6 @@ def read_records_file(path: Path) -> list[Any]:
 
 
 def _with_tier(record: Any, index: int, salt: bytes | None) -> Any:
-    from acx.core.fingerprint import canonical_repo_identity, codebase_fingerprint
-
     if not isinstance(record, dict) or "portable" in record:
         return record
     out = dict(record)

@@ -15,6 +15,8 @@ import math
 import re
 from typing import Any, Literal
 
+from acx.core.canonical import child_path
+
 MAX_SAFE_INTEGER = 2**53 - 1
 ID_MAX_LENGTH = 128
 ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
@@ -104,8 +106,6 @@ def _is_number(value: Any) -> bool:
 
 
 def _field_path(path: str, name: str) -> str:
-    from acx.core.canonical import child_path
-
     return child_path(path, name)
 
 
@@ -242,7 +242,7 @@ def zone_of(record: dict[str, Any]) -> Literal["rom", "save"]:
 # on first use because importing pydantic costs more than a whole merge's validation (CLI start-up).
 
 
-def _build_model() -> Any:
+def _build_model() -> Any:  # imports inside: pydantic is kept off the import path (see above)
     from typing import Annotated
 
     from pydantic import (
@@ -334,7 +334,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def model_accepts(obj: Any) -> bool:
+def model_accepts(obj: Any) -> bool:  # imports pydantic inside, as _build_model
     """Decision of the declarative model alone: the oracle validate_record is property-tested against
     (tests/unit/test_records_guards.py); kept here beside the model it asks. Slower than validate_record."""
     from pydantic import ValidationError

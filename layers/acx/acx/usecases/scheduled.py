@@ -6,13 +6,14 @@ import datetime as dt
 import json
 from typing import Any
 
+from acx.observability import logger
 from acx.usecases.deps import Deps
+from acx.usecases.search import compact_due
+from acx.usecases.verify import verify_all
 
 
 def verify_everything(deps: Deps) -> dict[str, Any]:
     """Verify every package log (incrementally, against the witness); publish failures; store a report."""
-    from acx.usecases.verify import verify_all
-
     packages: list[dict[str, Any]] = []
     for result in verify_all(deps.log, deps.settings.publisher_id, incremental=True):
         packages.append(result.to_dict())
@@ -33,9 +34,6 @@ def verify_everything(deps: Deps) -> dict[str, Any]:
 def _compact_search_indexes(deps: Deps, packages: list[dict[str, Any]]) -> int:
     """The background half of search indexing (usecases.search): merge segments past the threshold.
     A failure here never hides the verification report."""
-    from acx.observability import logger
-    from acx.usecases.search import compact_due
-
     try:
         return compact_due(deps, [(p["tenant"], p["package"]) for p in packages])
     except Exception as exc:
