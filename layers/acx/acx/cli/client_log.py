@@ -64,16 +64,6 @@ def _b(value: Any) -> bytes:
         raise CliError(f"cannot decode hash {s[:16]}...", EXIT_SERVER) from None
 
 
-def parse_checkpoint_body(text: str) -> tuple[str, int, bytes]:
-    """(origin, size, root hash) from a C2SP checkpoint's note body."""
-    import base64
-
-    lines = text.split("\n")
-    if len(lines) < 3:
-        raise ValueError("checkpoint too short")
-    return lines[0], int(lines[1]), base64.b64decode(lines[2], validate=True)
-
-
 def local_checks(api: Api, package: str, state_key: str) -> dict[str, Any]:
     """Client-side checks: checkpoint signature, inclusion of the last entry, consistency since last time."""
     checks: dict[str, Any] = {}
@@ -81,7 +71,7 @@ def local_checks(api: Api, package: str, state_key: str) -> dict[str, Any]:
     checkpoint, vkey = head.get("checkpoint"), head.get("verifierKey")
     if not checkpoint or not vkey:
         return {"checkpoint": "missing"}
-    from acx.core.checkpoint import verify_checkpoint
+    from acx.core.checkpoint import parse_checkpoint, verify_checkpoint
 
     try:
         verify_checkpoint(checkpoint, vkey)
@@ -90,7 +80,8 @@ def local_checks(api: Api, package: str, state_key: str) -> dict[str, Any]:
         checks["checkpointSignature"] = "failed"
         checks["checkpointError"] = f"{type(exc).__name__}: {exc}"[:200]
     try:
-        _, size, root = parse_checkpoint_body(checkpoint)
+        parsed = parse_checkpoint(checkpoint)  # the body only: a bad signature still gets its proofs checked
+        size, root = parsed.size, parsed.root
     except (ValueError, IndexError):
         checks["checkpointFormat"] = "failed"
         return checks

@@ -15,9 +15,8 @@ import math
 import re
 from typing import Any, Literal
 
-from acx.core.canonical import child_path
+from acx.core.canonical import MAX_SAFE_INTEGER, child_path
 
-MAX_SAFE_INTEGER = 2**53 - 1
 ID_MAX_LENGTH = 128
 ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
 CODEBASE_FINGERPRINT_PATTERN = r"^cbf1_[0-9a-f]{40}$"
