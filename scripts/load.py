@@ -13,6 +13,8 @@ Afterwards: requests/s, p50/p95/p99 per route, 5xx count (a 503 with Retry-After
 client, up to 5 times, and counted separately), and the checks: every acknowledged record that was not
 forgotten is present via recall, every forgotten one is absent, every package log verifies ``ok``.
 Exits 1 when any expectation fails.
+
+About 430 lines, one script: the load, its bookkeeping and the checks of what it saw go together.
 """
 
 from __future__ import annotations

@@ -26,6 +26,8 @@ line keeps it; editing that line makes a new id (and the equivalence must be jud
 
 What this does NOT catch: a mutant exercised only by a test that runs the code in a subprocess (the
 child's mutant exists in its memory only), and behaviour outside the sampled mutants.
+
+About 800 lines, one script on purpose: a single file the Makefile runs, with no package of its own.
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ def _export_big(path: Path) -> Path:
     """
     from acx.core import merkle
     from acx.core.checkpoint import Checkpoint, sign_checkpoint, verifier_key_for
-    from acx.core.export import build_cartridge
+    from acx.core.export import EntryProof, build_cartridge
     from acx.core.signing import LocalEd25519Signer
     from acx.usecases.deps import deps
 
@@ -106,9 +106,9 @@ def _export_big(path: Path) -> Path:
     cp = Checkpoint(origin="interop/acme/big", size=n, root=root, chain_head="0" * 64)
     index = {r["id"]: i + 1 for i, r in enumerate(records)}
 
-    def inclusion(rid: str) -> tuple[int, int, list[str], str]:
+    def inclusion(rid: str) -> EntryProof:
         i = index[rid]
-        return i, n, [p.hex() for p in merkle.inclusion_proof(i, n, tree)], entries[i].hex()
+        return EntryProof(i, n, [p.hex() for p in merkle.inclusion_proof(i, n, tree)], entries[i].hex())
 
     result = build_cartridge(
         path,

@@ -7,8 +7,9 @@ import json
 import pytest
 import rfc8785
 
-from acx.core.bundle import SCHEMA_VERSION, BundleError, Limits, pack_directory, parse_bundle, write_schema
+from acx.core.bundle import SCHEMA_VERSION, BundleError, Limits, parse_bundle, write_schema
 from acx.core.fingerprint import canonical_repo_identity, codebase_fingerprint
+from acx.core.packing import pack_directory
 from tests.factories import memory
 
 SALT = bytes(range(32))

@@ -12,7 +12,7 @@ from acx.core.trust import evaluate
 
 pytest.importorskip("acx.core.scrub")
 
-from acx.core.export import ExportBlocked, build_cartridge
+from acx.core.export import EntryProof, ExportBlocked, build_cartridge
 from tests.factories import FIELD_REPO, memory
 
 CBF = "cbf1_" + "cd" * 20
@@ -112,7 +112,7 @@ def _log(ids: list[str], signer: LocalEd25519Signer):  # type: ignore[no-untyped
 
     def proof(rid: str):  # type: ignore[no-untyped-def]
         i = index[rid]
-        return i, n, [p.hex() for p in merkle.inclusion_proof(i, n, get)], entries[i].hex()
+        return EntryProof(i, n, [p.hex() for p in merkle.inclusion_proof(i, n, get)], entries[i].hex())
 
     return sign_checkpoint(cp, "log", signer), verifier_key_for("log", signer), proof
 
@@ -125,10 +125,10 @@ def test_inclusion_attestation_embedded_and_verified(tmp_path: Path) -> None:
     v = evaluate(tmp_path / "a.acx")
     assert v.verdict == "portable" and v.inclusion["checked"] == 3 and v.inclusion["failed"] == 0
 
-    def three(rid: str):  # type: ignore[no-untyped-def]
-        return proof(rid)[:3]
+    def one_missing(rid: str):  # type: ignore[no-untyped-def]
+        return None if rid == "m-1" else proof(rid)
 
-    res = _build(tmp_path / "b.acx", signer, checkpoint=text, verifier_key=vkey, inclusion=three)
+    res = _build(tmp_path / "b.acx", signer, checkpoint=text, verifier_key=vkey, inclusion=one_missing)
     assert res.counts["inclusion"]["embedded"] is False
 
 

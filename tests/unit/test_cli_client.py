@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from acx.cli import client
+from acx.cli import client, client_log, client_upload
 from acx.cli.main import main
 
 Route = Callable[["Req"], tuple[int, Any]]
@@ -237,7 +237,7 @@ def test_large_upload_goes_presigned_and_waits(
     api: FakeApi, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     login(api, capsys)
-    monkeypatch.setattr(client, "INLINE_LIMIT", 1000)
+    monkeypatch.setattr(client_upload, "INLINE_LIMIT", 1000)
     stored: dict[str, Any] = {}
     polls = {"n": 0}
 
@@ -284,7 +284,7 @@ def test_rejected_presigned_upload_exits_3(
     api: FakeApi, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     login(api, capsys)
-    monkeypatch.setattr(client, "INLINE_LIMIT", 10)
+    monkeypatch.setattr(client_upload, "INLINE_LIMIT", 10)
     api.on(
         "POST /v1/packages/pk/uploads",
         lambda r: (
@@ -321,7 +321,7 @@ def test_presigned_put_refused_is_reported(
     api: FakeApi, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     login(api, capsys)
-    monkeypatch.setattr(client, "INLINE_LIMIT", 10)
+    monkeypatch.setattr(client_upload, "INLINE_LIMIT", 10)
     api.on(
         "POST /v1/packages/pk/uploads",
         lambda r: (201, {"uploadId": "a" * 32, "url": api.url + "/s3/put", "method": "PUT", "headers": {}}),
@@ -575,8 +575,8 @@ def test_log_verify_server_failure_exits_4(api: FakeApi, capsys: pytest.CaptureF
 
 def test_hash_decoding_accepts_hex_and_base64() -> None:
     raw = bytes(range(32))
-    assert client._b(raw.hex()) == raw
-    assert client._b(base64.b64encode(raw).decode()) == raw
+    assert client_log._b(raw.hex()) == raw
+    assert client_log._b(base64.b64encode(raw).decode()) == raw
 
 
 def test_module_import_is_light() -> None:
@@ -584,8 +584,9 @@ def test_module_import_is_light() -> None:
     import sys
 
     code = (
-        "import sys, acx.cli.client; bad = [m for m in ('boto3', 'pydantic', 'botocore', 'jwt') "
-        "if m in sys.modules]; print(bad)"
+        "import sys, acx.cli.client, acx.cli.client_session, acx.cli.client_upload, "
+        "acx.cli.client_memories, acx.cli.client_cartridges, acx.cli.client_log; "
+        "bad = [m for m in ('boto3', 'pydantic', 'botocore', 'jwt') if m in sys.modules]; print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -55,7 +55,7 @@ def test_openapi_declares_every_status_with_the_error_shape() -> None:
 
 
 def test_cli_prints_only_keys_the_server_sends() -> None:
-    from acx.cli.client import VERIFY_DETAIL_KEYS
+    from acx.cli.client_log import VERIFY_DETAIL_KEYS
 
     assert set(VERIFY_DETAIL_KEYS) <= set(keys_of(LogVerifyResult))
     # and the server's verification result has exactly the model's keys

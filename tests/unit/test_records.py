@@ -15,7 +15,6 @@ from acx.core.records import (
     is_rfc3339,
     model_accepts,
     record_json_schema,
-    tier_of,
     validate_record,
     zone_of,
 )
@@ -73,8 +72,8 @@ def test_portable_false_requires_a_codebase_fingerprint():
 
 def test_field_learned_record_with_fingerprint_is_save_zone():
     record = validate_record(save())
-    assert zone_of(record) == "save" and tier_of(record) == "field-learned"
-    assert zone_of(rom()) == "rom" and tier_of(rom()) == "transferable"
+    assert zone_of(record) == "save"
+    assert zone_of(rom()) == "rom"
 
 
 @pytest.mark.parametrize("value", ["true", 1, 0, None, "false", [True]])

@@ -7,6 +7,9 @@ import json
 import time
 from typing import Any
 
+from botocore.exceptions import ClientError
+
+from acx.adapters.catalog import decode_cursor, encode_cursor
 from acx.core.package import PackageRef
 
 
@@ -72,7 +75,6 @@ class JobStore:
                     ":data": {"S": json.dumps(data, separators=(",", ":"))},
                 }
             }
-        from botocore.exceptions import ClientError
 
         try:
             self.ddb.update_item(
@@ -107,8 +109,6 @@ class JobStore:
     ) -> tuple[builtins.list[dict[str, Any]], str | None]:
         """Up to ``limit`` jobs of one kind in id order, and the cursor of the next page (opaque; a
         cursor naming another package's or kind's key is refused with ValueError)."""
-        from acx.adapters.catalog import decode_cursor, encode_cursor
-
         kwargs: dict[str, Any] = {
             "TableName": self.table,
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",

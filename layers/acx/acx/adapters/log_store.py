@@ -1,51 +1,35 @@
-"""The memory log's write path: the ONLY code that writes receipts, rows and checkpoints.
+"""The memory log's write operations: append, forget, forget a file, set the operator lock; and the
+reads the use cases share, over the stores the log is composed of.
 
-One operation (``append`` / ``forget`` / ``set_admin_lock``) is one serialized commit:
-
-1. read the head (size n) and take the package's lease on condition that the size is still n and no
-   live lease is held (the sequencer, :mod:`acx.adapters.log_sequencer`);
-2. under the lease, the caller's ``prepare`` step reads what it must (rows it merged from, the
-   tombstones that refuse it, the rows a forget erases) and returns the entry specs and row requests:
-   so a tombstone check and the forget that files the tombstone can never interleave;
-3. plan the entries (:func:`acx.core.append.plan_append`, pure), sign the checkpoint (the injected
-   ``sign`` callback), and ONE TransactWriteItems: the head claim n -> n+k (still ours, still n), the
-   receipt item(s) and the checkpoint, put on condition of not existing. The receipt is durable
-   before any row;
-4. rows, slot index items, tombstones, retired-row deletes (BatchWriteItem, 25 per call, the lease
-   renewed past half-life and checked before each batch);
-5. release the lease.
-
-Reads that do not write (lookup, listing, files, proofs) live in the row, receipt and checkpoint
-stores this class is composed of (``rows``, ``receipts``, ``checkpoints``, ``sequencer``).
+Each operation prepares what it writes (entry specs and row requests, read under the lease: the rows
+it merged from, the tombstones that refuse it, the rows a forget erases) and hands it to the one
+serialized commit, :class:`acx.adapters.log_commit.Committer` (lease, claim + receipt + checkpoint in
+one transaction, rows, release). Reads that do not write (lookup, listing, files, proofs) live in the
+row, receipt and checkpoint stores (``rows``, ``receipts``, ``checkpoints``, ``sequencer``). About
+400 lines, kept as one module: the four operations share the commit and the result types.
 """
 
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from acx.adapters.dynamo import BARRIER, Contention, CorruptStore, Dynamo, LogStoreError, RowsIncomplete
+from acx.adapters.log_commit import Committer, Prepared, StoreRefused
 from acx.adapters.log_receipts import CheckpointStore, NotFound, ReceiptStore
 from acx.adapters.log_rows import DEFAULT_ROW_SHARDS, Request, RowStore, ShardLayout, Tombstones, prepare
 from acx.adapters.log_sequencer import HeadState, LeaseExpired, PackageLocked, Sequencer
 from acx.config import Settings
 from acx.core import forgetting
 from acx.core import log as logcore
-from acx.core.append import AppendPlan, EntrySpec, LogHead, plan_append
+from acx.core.append import AppendPlan, EntrySpec, LogHead
 from acx.core.checkpoint import Checkpoint
 from acx.core.package import PackageRef
 from acx.core.rows import FileRow, FileWrite, LogRow, RecordWrite
-from acx.deadline import remaining
 
 MAX_ENTRIES_PER_OPERATION = 6000  # several receipt items, one transaction, far below 4 MB
-MAX_TX_BYTES = 4_000_000  # TransactWriteItems carries at most 4 MB (AWS), enforced here, not by moto
-RETRYABLE_CANCEL = {"ConditionalCheckFailed", "TransactionConflict", "None", None}
 
 __all__ = [
     "AppendResult",
@@ -60,6 +44,7 @@ __all__ = [
     "NotFound",
     "PackageLocked",
     "RowsIncomplete",
+    "StoreRefused",
 ]
 
 
@@ -74,11 +59,6 @@ class Forgotten(LogStoreError):
         super().__init__(f"{len(hits)} record(s) and {len(files or [])} file(s) were forgotten")
         self.hits = hits
         self.files = files or []
-
-
-class StoreRefused(LogStoreError):
-    """DynamoDB refused the transaction for a reason retrying cannot mend (ValidationError,
-    ItemCollectionSizeLimitExceeded...): fail at once, naming it."""
 
 
 @dataclass(frozen=True)
@@ -103,23 +83,7 @@ class ForgetResult:
     knowledge: list[str] = field(default_factory=list)  # knowledge keys now refused
 
 
-@dataclass
-class Prepared:
-    """What a commit's ``prepare`` step returns: the entries to append and how their rows land."""
-
-    specs: list[EntrySpec]
-    requests: Callable[[list[logcore.Entry]], Iterable[Request]]
-
-
 Guard = Callable[[], None]  # runs under the lease before the claim; raises to refuse (e.g. Forgotten)
-
-
-def _now_iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _tx_bytes(items: list[dict[str, Any]]) -> int:
-    return len(repr(items).encode())  # an over-estimate of the wire size (repr is wordier than JSON)
 
 
 class LogStore:
@@ -144,29 +108,48 @@ class LogStore:
         row_shards: int = DEFAULT_ROW_SHARDS,
     ) -> None:
         self.dynamo = Dynamo(dynamodb_client, sleep, clock=clock)
-        self.publisher_id = settings.publisher_id
-        self.sign = sign
         self._verifier_key = verifier_key
-        self.clock = clock
-        self.wait_budget = wait_budget
         self.sequencer = Sequencer(
             self.dynamo, settings.heads_table, clock, lease_seconds, lease_margin, row_shards
         )
-        layout = ShardLayout(dynamodb_client, settings.heads_table)
-        self.rows = RowStore(self.dynamo, settings.records_table, layout)
-        # Seconds the caller has left (a Lambda's remaining time, set by the handler): rows of a
-        # committed operation are retried under throttling until then, minus ``time_margin``.
-        self.time_left: Callable[[], float] | None = None
-        self.time_margin = 3.0
+        self.rows = RowStore(
+            self.dynamo, settings.records_table, ShardLayout(dynamodb_client, settings.heads_table)
+        )
         self.receipts = ReceiptStore(self.dynamo, settings.receipts_table)
         self.checkpoints = CheckpointStore(self.dynamo, settings.heads_table)
-        # Fault injection: called with a boundary name ("before-claim", "after-receipt", "row-batch",
-        # "before-release").
-        self.hook = hook or (lambda _point: None)
+        self.committer = Committer(
+            self.dynamo,
+            self.sequencer,
+            self.receipts,
+            self.checkpoints,
+            sign,
+            settings.publisher_id,
+            clock,
+            wait_budget,
+            hook,
+        )
 
     @property
     def db(self) -> Any:
         return self.dynamo.client
+
+    @property
+    def hook(self) -> Callable[[str], None]:
+        """Fault injection at the commit's boundaries (see :class:`Committer`)."""
+        return self.committer.hook
+
+    @hook.setter
+    def hook(self, value: Callable[[str], None]) -> None:
+        self.committer.hook = value
+
+    @property
+    def time_left(self) -> Callable[[], float] | None:
+        """Seconds the caller has left, bounding row retries under throttling (see :class:`Committer`)."""
+        return self.committer.time_left
+
+    @time_left.setter
+    def time_left(self, value: Callable[[], float] | None) -> None:
+        self.committer.time_left = value
 
     @property
     def lease_seconds(self) -> float:
@@ -220,82 +203,7 @@ class LogStore:
     def _commit(
         self, ref: PackageRef, actor: str, prepare_: Callable[[HeadState], Prepared], admin_op: bool = False
     ) -> tuple[AppendPlan, str]:
-        """Lease, prepare under it, claim + receipt + checkpoint, land rows, release.
-        Returns the plan and its signed checkpoint."""
-        owner = uuid.uuid4().hex
-        started = self.clock()
-        attempt = 0
-        while True:
-            now = self.clock()
-            if now - started > self.wait_budget:
-                raise Contention(f"package {ref.chain_key} stayed busy for {self.wait_budget:.0f}s")
-            head = self.sequencer.read(ref)
-            if head.admin_locked and not admin_op:
-                if head.lock_owner == owner:
-                    self.sequencer.release(ref, owner)
-                raise PackageLocked(f"package {ref.chain_key} is locked by an operator")
-            if not head.lease_free(owner, now):
-                attempt += 1
-                self.dynamo.backoff(attempt)
-                continue
-            until = self.sequencer.acquire(ref, head, owner, now, admin_op)
-            if not until:
-                attempt += 1
-                self.dynamo.backoff(attempt)
-                continue
-            try:
-                prepared = prepare_(head)
-                at = _now_iso(now)
-                plan = plan_append(head.log, prepared.specs, actor=actor, chain=ref.chain_key, created_at=at)
-                text = self.sign(plan.checkpoint(ref.origin(self.publisher_id)))
-                admin = None
-                if admin_op:
-                    spec = prepared.specs[0]
-                    admin = {
-                        "locked": spec.operation == "lock",
-                        "seq": head.size,
-                        "contentHash": spec.content_hash,
-                    }
-                items = [self.sequencer.claim(ref, head, plan, owner, admin)]
-                items += self.receipts.puts(ref, actor, at, plan.entries)
-                items.append(self.checkpoints.put(ref, plan.size, text))
-                if _tx_bytes(items) > MAX_TX_BYTES:
-                    raise ValueError("one log operation may not exceed DynamoDB's 4 MB transaction limit")
-                self.hook("before-claim")
-                self.db.transact_write_items(TransactItems=items)
-            except ClientError as exc:
-                if exc.response["Error"]["Code"] != "TransactionCanceledException":
-                    self.sequencer.release(ref, owner)
-                    raise
-                reasons = [r.get("Code") for r in exc.response.get("CancellationReasons") or []]
-                bad = [c for c in reasons if c not in RETRYABLE_CANCEL]
-                if bad:
-                    self.sequencer.release(ref, owner)
-                    raise StoreRefused(f"DynamoDB refused the log transaction: {', '.join(bad)}") from None
-                attempt += 1
-                self.dynamo.backoff(attempt)
-                continue  # someone moved the head (a writer whose lease we waited out): plan again
-            except BaseException:
-                self.sequencer.release(ref, owner)
-                raise
-            break
-        self.hook("after-receipt")
-        keep = self.sequencer.keep(ref, owner, until)
-
-        def before_batch() -> None:
-            keep()
-            self.hook("row-batch")
-
-        time_left = self.time_left or remaining()  # the caller's, else the Lambda invocation's
-        deadline = None if time_left is None else self.clock() + time_left() - self.time_margin
-        try:
-            self.dynamo.batch_write(prepared.requests(plan.entries), before_batch, deadline)
-        except RowsIncomplete:
-            self.sequencer.release(ref, owner)  # the retry need not wait out our lease
-            raise
-        self.hook("before-release")
-        self.sequencer.release(ref, owner)
-        return plan, text
+        return self.committer.commit(ref, actor, prepare_, admin_op)
 
     # ------------------------------------------------------------------ append
 

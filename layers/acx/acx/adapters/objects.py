@@ -7,6 +7,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from boto3.s3.transfer import TransferConfig
+from botocore.exceptions import ClientError
+
 # DeleteObjects takes at most 1,000 keys per request (S3 API reference).
 DELETE_BATCH = 1000
 PURGE_ATTEMPTS = 4
@@ -53,8 +56,6 @@ class ObjectStore:
 
     def put_file(self, key: str, fileobj: IO[bytes], content_type: str = "application/json") -> None:
         """Store a file's bytes: multipart above 16 MiB, 8 MiB parts, two in flight (bounded memory)."""
-        from boto3.s3.transfer import TransferConfig
-
         config = TransferConfig(
             multipart_threshold=16 * 1024 * 1024, multipart_chunksize=8 * 1024 * 1024, max_concurrency=2
         )
@@ -67,8 +68,6 @@ class ObjectStore:
 
     def size(self, key: str) -> int | None:
         """Size of the object, or None when it does not exist."""
-        from botocore.exceptions import ClientError
-
         try:
             return int(self.s3.head_object(Bucket=self.bucket, Key=key)["ContentLength"])
         except ClientError as exc:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from botocore.exceptions import ClientError
 
 from acx.adapters.objects import ObjectStore
 
@@ -83,8 +84,6 @@ class SearchIndexStore:
 
     def manifest(self, tenant: str, package: str, if_none_match: str | None = None) -> Any:
         """The manifest, None when the package has no index, or ``NOT_MODIFIED`` (ETag still current)."""
-        from botocore.exceptions import ClientError
-
         args: dict[str, Any] = {"Bucket": self.bucket, "Key": self.prefix(tenant, package) + "manifest.json"}
         if if_none_match:
             args["IfNoneMatch"] = if_none_match
@@ -102,8 +101,6 @@ class SearchIndexStore:
 
     def put_manifest(self, tenant: str, package: str, manifest: Manifest) -> str:
         """Replace the manifest iff it is still the one read (``manifest.etag``; None = create)."""
-        from botocore.exceptions import ClientError
-
         args: dict[str, Any] = {
             "Bucket": self.bucket,
             "Key": self.prefix(tenant, package) + "manifest.json",

@@ -10,12 +10,19 @@ import argparse
 import importlib
 import sys
 
+# Imports inside functions are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 COMMAND_MODULES = (
     "acx.cli.offline_core",
     "acx.cli.offline_merge",
     "acx.cli.offline_scrub",
     "acx.cli.offline_cartridge",
-    "acx.cli.client",
+    "acx.cli.client_session",
+    "acx.cli.client_upload",
+    "acx.cli.client_memories",
+    "acx.cli.client_cartridges",
+    "acx.cli.client_log",
     "acx.cli.client_lists",
     "acx.cli.search",
     "acx.cli.mcp_server",

@@ -12,6 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 EXIT_OK, EXIT_NOT_TRUSTED, EXIT_INVALID, EXIT_TAMPERED = 0, 1, 2, 4
 
 

@@ -12,6 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 EXIT_OK = 0
 EXIT_INVALID = 2
 SALT_BYTES = 32
@@ -241,8 +244,9 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     """Pack DIR into a validated, canonical upload bundle at FILE."""
     import hashlib
 
-    from acx.core.bundle import BundleError, pack_directory, parse_bundle
+    from acx.core.bundle import BundleError, parse_bundle
     from acx.core.canonical import CanonicalError
+    from acx.core.packing import pack_directory
 
     if not args.dir.is_dir():
         return _err("bundle", f"{args.dir} is not a directory")

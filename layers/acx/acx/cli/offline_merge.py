@@ -8,6 +8,9 @@ parses, checks and hashes its half, the parent links the records of both from th
 keys, and then the child writes its lone records in the output's order while the parent folds the
 linked ones. The process ends with ``os._exit`` once the output is flushed, instead of freeing the
 merge's objects one by one.
+
+About 500 lines, one module: the cut, the child's protocol and the serial fallback are one protocol
+whose two halves must agree byte for byte with the serial path.
 """
 
 from __future__ import annotations
@@ -18,10 +21,15 @@ import re
 import sys
 from typing import Any, BinaryIO, NoReturn
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
+# canonical.MAX_SAFE_INTEGER, written again: importing canonical here costs every `acx` command
+# 30-40 ms of CPU at start-up (measured), and this module loads for all of them.
+_MAX_SAFE = 2**53 - 1
 Text = bytes | bytearray | mmap.mmap  # a bundle's bytes; a big one is mapped, not read (see _map)
 
 EXIT_INVALID = 2
-_MAX_SAFE = 2**53 - 1
 _WS_BEFORE_COLON = re.compile(rb'"[ \t\r\n]+:')  # re is loaded by argparse anyway
 _WS_COLON = re.compile(rb":(?<=[ \t\r\n]:)")
 

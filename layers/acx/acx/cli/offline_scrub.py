@@ -10,6 +10,9 @@ import argparse
 import sys
 from typing import Any
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 EXIT_OK = 0
 EXIT_INVALID = 2
 EXIT_BLOCKED = 3

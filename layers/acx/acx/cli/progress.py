@@ -11,6 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 
 def wanted(args: Any) -> bool:
     """A bar for this command? Not under --json or --no-progress, not when stderr is no terminal."""

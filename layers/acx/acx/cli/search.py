@@ -8,6 +8,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 SEARCH_PATH = "memories/search"
 
 

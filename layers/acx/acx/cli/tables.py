@@ -6,6 +6,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+# Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
+# so whatever is imported at module level is paid by every command (bench cli times whole processes).
+
 
 def cell(value: Any) -> str:
     """A value as people read it: ``-`` for nothing, lists joined, never a Python repr."""

@@ -51,7 +51,7 @@ def _drop_null_defaults(schemas: dict[str, Any]) -> None:
 
 def complete(document: dict[str, Any]) -> dict[str, Any]:
     """``document`` (powertools' output) with bodies and responses from the contract."""
-    from acx.core.bundle import BundleModel
+    from acx.core.bundle import BundleModel  # lazy: a module __getattr__ that builds the pydantic model
 
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     for name in [n for n in schemas if n in ("HTTPValidationError", "ValidationError")]:

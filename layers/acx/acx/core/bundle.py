@@ -1,4 +1,6 @@
-"""The upload bundle ``acx.memory-bundle/1``: parsing with service limits, and packing a directory.
+"""The upload bundle ``acx.memory-bundle/1``: parsing with service limits (packing a directory into
+one is :mod:`acx.core.packing`). About 450 lines, one module: the whole-document and the streamed
+parser share every check and limit, and the declarative model beside them is the same format's schema.
 
 Every refusal is a :class:`BundleError` naming the JSON path and the limit (413 for what is too big
 to take at all, 422 for what is malformed), and never quoting content, which may hold a secret.
@@ -7,12 +9,17 @@ to take at all, 422 for what is malformed), and never quoting content, which may
 from __future__ import annotations
 
 import hashlib
+import io
+import json
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from acx.core.canonical import CanonicalError, child_path, dumps, dumps_record, loads
+from acx.core.jsonstream import StreamError, ValueTooLarge, split_object
 from acx.core.records import RecordError, validate_record
 
 SCHEMA_VERSION = "acx.memory-bundle/1"
@@ -60,7 +67,7 @@ def safe_path(path: str) -> str:
     Paths name object keys; an unknown or duplicate key is whatever the user sent, so a pasted token
     used as a key would come back in the error. Only on the error path: one scan of a short string.
     """
-    from acx.core.scrub import scan_text
+    from acx.core.scrub import scan_text  # lazy: error path only; RE2 + ~200 rules, ~35 ms CPU
 
     if path == "$":
         return path
@@ -77,7 +84,7 @@ def safe_path(path: str) -> str:
 # parse_bundle enforces the same shape plus the limits.
 
 
-def _build_model() -> Any:
+def _build_model() -> Any:  # imports inside: pydantic is kept off the import path (see above)
     from typing import Annotated, Literal
 
     from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
@@ -158,8 +165,6 @@ class Bundle:
 
     def canonical_bytes(self) -> bytes:
         """RFC 8785 bytes of the bundle (small bundles; large ones go through :meth:`write_canonical`)."""
-        import io
-
         out = io.BytesIO()
         self.write_canonical(out)
         return out.getvalue()
@@ -167,8 +172,6 @@ class Bundle:
     def write_canonical(self, out: IO[bytes], batch: int = 256) -> str:
         """Write the RFC 8785 bytes of the bundle to ``out`` record batch by record batch; returns their
         sha256 hex. Never holds the whole document: a 100 MiB upload is stored from a spool file."""
-        from acx.core.canonical import dumps, dumps_record
-
         digest = hashlib.sha256()
 
         def emit(data: bytes) -> None:
@@ -189,9 +192,8 @@ class Bundle:
 
 
 def write_schema(path: Path | None = None) -> Path:
-    """Write the bundle JSON Schema (generated from the models) to ``acx/schemas/bundle.schema.json``."""
-    import json
-
+    """Write the bundle JSON Schema (generated from the models) to ``acx/schemas/bundle.schema.json``:
+    how the shipped schema is regenerated (tests/unit/test_bundle.py fails when it is stale)."""
     target = path or Path(__file__).resolve().parent.parent / "schemas" / "bundle.schema.json"
     schema = __getattr__("BundleModel").model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
@@ -278,8 +280,6 @@ def _files(doc: dict[str, Any], name: str, limits: Limits, budget: list[int]) ->
 
 
 def _check_record_limits(record: dict[str, Any], where: str, limits: Limits) -> None:
-    from acx.core.canonical import child_path
-
     for name, value in record.items():
         if type(value) is str:
             attr = _LONG_FIELDS.get(name)
@@ -297,8 +297,6 @@ def _check_record_limits(record: dict[str, Any], where: str, limits: Limits) -> 
 
 
 def _vectors(value: Any) -> dict[str, Any] | None:
-    import math
-
     if value is None:
         return None
     if type(value) is not dict or set(value) != {"engine", "items"}:
@@ -352,8 +350,6 @@ def parse_bundle(data: bytes | dict[str, Any], limits: Limits = Limits()) -> Bun
 
     Bytes are read as a stream (:func:`parse_bundle_stream`); a dict is checked as it is.
     """
-    from acx.core.canonical import child_path
-
     if isinstance(data, bytes | bytearray | memoryview):
         if len(data) > limits.max_body_bytes:
             raise BundleError("body_too_large", f"body larger than {limits.max_body_bytes} bytes", "$", 413)
@@ -391,8 +387,6 @@ def _counted(chunks: Iterable[bytes], limit: int) -> Iterator[bytes]:
 
 
 def _load(raw: bytes, where: str) -> Any:
-    from acx.core.canonical import CanonicalError, loads
-
     try:
         return loads(raw)
     except CanonicalError as exc:
@@ -406,9 +400,6 @@ def parse_bundle_stream(chunks: Iterable[bytes], limits: Limits = Limits()) -> B
     the document. Records are checked as they arrive: the first bad one stops the read, and the
     refusal names its JSON path. Same checks and limits as :func:`parse_bundle` on a dict.
     """
-    from acx.core.canonical import child_path
-    from acx.core.jsonstream import StreamError, ValueTooLarge, split_object
-
     doc: dict[str, Any] = {}
     records: list[dict[str, Any]] | None = None
     parts = split_object(
@@ -456,68 +447,3 @@ def parse_bundle_stream(chunks: Iterable[bytes], limits: Limits = Limits()) -> B
     if records is None:
         raise BundleError("invalid_type", "must be an array of memory records", "$.records")
     return _finish(doc, records, limits)
-
-
-# --- Packing an agent-package directory
-
-
-def read_records_file(path: Path) -> list[Any]:
-    """The records of a ``memory-records.json`` (an array, or an object with ``records``)."""
-    from acx.core.canonical import loads
-
-    doc = loads(path.read_bytes())
-    if isinstance(doc, dict) and isinstance(doc.get("records"), list):
-        return list(doc["records"])
-    if not isinstance(doc, list):
-        raise BundleError("invalid_type", "memory-records.json must hold an array of records", "$")
-    return doc
-
-
-def _with_tier(record: Any, index: int, salt: bytes | None) -> Any:
-    from acx.core.fingerprint import canonical_repo_identity, codebase_fingerprint
-
-    if not isinstance(record, dict) or "portable" in record:
-        return record
-    out = dict(record)
-    repo = record.get("repoId")
-    if repo is None or repo == "":
-        out["portable"] = True
-        out["codebaseFingerprint"] = None
-        out["repoId"] = None
-        return out
-    if salt is None:
-        raise BundleError(
-            "salt_required",
-            "field-learned record (repoId set) needs the installation salt: pass --salt-file",
-            f"$.records[{index}]",
-        )
-    out["portable"] = False
-    if not out.get("codebaseFingerprint"):
-        identity = canonical_repo_identity(f"repo://{repo}" if isinstance(repo, str) else "")
-        out["codebaseFingerprint"] = codebase_fingerprint(salt, identity)
-    return out
-
-
-def pack_directory(directory: Path, salt: bytes | None) -> dict[str, Any]:
-    """Build an upload bundle from an ACX agent-package directory (records, knowledge, skills).
-
-    Records without ``portable`` get their tier from ``repoId``: none means transferable; a repo means
-    field-learned, fingerprinted with the installation salt. The result is validated before return.
-    """
-    records_file = directory / "memory-records.json"
-    if not records_file.is_file():
-        raise BundleError("missing_file", "the package has no memory-records.json", str(directory))
-    records = [_with_tier(r, i, salt) for i, r in enumerate(read_records_file(records_file))]
-    knowledge: list[dict[str, str]] = []
-    for path in sorted(directory.glob("*.md")) + sorted((directory / "knowledge").glob("*.md")):
-        if path.is_file():
-            rel = path.relative_to(directory).as_posix()
-            knowledge.append({"path": rel, "content": path.read_text(encoding="utf-8")})
-    skills = [
-        {"path": p.relative_to(directory).as_posix(), "content": p.read_text(encoding="utf-8")}
-        for p in sorted((directory / "skills").glob("*/SKILL.md"))
-        if p.is_file()
-    ]
-    doc = {"schemaVersion": SCHEMA_VERSION, "records": records, "knowledge": knowledge, "skills": skills}
-    parse_bundle(doc)
-    return doc

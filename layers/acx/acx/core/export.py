@@ -14,6 +14,7 @@ publisher who signs something harmful on purpose: the signature says who, not wh
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +23,28 @@ from typing import Any
 from acx.core import dsse
 from acx.core.cartridge import CartridgeError, CartridgeWriter, log_attestation, memory_payload
 from acx.core.cartridge.log_attestation import InclusionEntry
+from acx.core.checkpoint import parse_checkpoint, verify_checkpoint
+from acx.core.embedding import embed_record, engine_descriptor
+from acx.core.log import content_hash
+from acx.core.records import zone_of
+from acx.core.scrub import scan_bundle
 from acx.core.signing import Signer
 
 CHUNK = 2000
-Inclusion = Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class EntryProof:
+    """A record's log entry and its RFC 9162 inclusion proof: leaf ``index`` in a tree of ``size``,
+    the audit ``path`` (hex), and the ``entry_hash`` (hex) its leaf is ``sha256(0x00 || entry)`` of."""
+
+    index: int
+    size: int
+    path: list[str]
+    entry_hash: str
+
+
+Inclusion = Callable[[str], EntryProof | None]  # record id -> its proof (None: not in the checkpoint)
 
 
 class ExportBlocked(Exception):
@@ -57,8 +76,6 @@ class _Gate:
     def scan(
         self, records: list[dict[str, Any]], knowledge: list[tuple[str, str]], skills: list[tuple[str, str]]
     ) -> None:
-        from acx.core.scrub import scan_bundle
-
         report = scan_bundle(records, knowledge, skills, list(self.forbidden))
         self.warnings.extend(getattr(report, "warnings", []) or [])
         if report.blocked:
@@ -71,15 +88,15 @@ class _Gate:
         return self.report is not None
 
 
-def _proof_entry(rid: str, record: dict[str, Any], got: Any, size: int) -> InclusionEntry | None:
-    if got is None or not isinstance(got, tuple | list) or len(got) < 4:
-        return None  # no proof, or no entry hash to rebuild the leaf from
-    index, psize, proof, entry_hash = got[0], got[1], got[2], got[3]
-    if psize != size:
-        raise ValueError(f"inclusion proof for {rid} is for tree size {psize}, checkpoint has {size}")
-    from acx.core.log import content_hash
+def _proof_entry(
+    rid: str, record: dict[str, Any], got: EntryProof | None, size: int
+) -> InclusionEntry | None:
+    if got is None:
+        return None  # no proof against this checkpoint (the record came after it)
+    if got.size != size:
+        raise ValueError(f"inclusion proof for {rid} is for tree size {got.size}, checkpoint has {size}")
 
-    return InclusionEntry(rid, content_hash(record), entry_hash, int(index), list(proof))
+    return InclusionEntry(rid, content_hash(record), got.entry_hash, got.index, list(got.path))
 
 
 def build_cartridge(
@@ -104,25 +121,19 @@ def build_cartridge(
 ) -> ExportResult:
     """Write and sign a cartridge at ``path``; raise :class:`ExportBlocked` if the gate blocks.
 
-    ``inclusion(record_id)`` returns ``(index, size, proof_hex, entry_hash_hex)`` for the log entry
-    of that record (or None). When every ROM record has one, a ``log-checkpoint`` attestation is
-    embedded as the ROM file ``rom/attestations/log-checkpoint.json`` (see
-    :mod:`acx.core.cartridge.log_attestation`; callers' files may not use ``rom/attestations/``).
+    ``inclusion(record_id)`` returns the :class:`EntryProof` of that record's log entry (or None).
+    When every ROM record has one, a ``log-checkpoint`` attestation is embedded as the ROM file
+    ``rom/attestations/log-checkpoint.json`` (see :mod:`acx.core.cartridge.log_attestation`;
+    callers' files may not use ``rom/attestations/``); otherwise it is omitted and
+    ``counts['inclusion']`` says which record had none.
     ``cartridge_id`` becomes the signed ``acx.cartridge_id`` (and the Statement's subject name), so
-    the id the service hands out is the one the signature covers. A 3-tuple carries no leaf, so the
-    attestation is omitted and ``counts['inclusion']`` says why (a verifier cannot check a proof
-    without its leaf).
+    the id the service hands out is the one the signature covers.
     """
-    from acx.core.embedding import embed_record, engine_descriptor
-    from acx.core.records import zone_of
-
     engine = engine_descriptor()
     gate = _Gate(forbidden)
     quarantined = 0
     cp_size = 0
     if checkpoint is not None:
-        from acx.core.checkpoint import parse_checkpoint, verify_checkpoint
-
         cp = verify_checkpoint(checkpoint, verifier_key) if verifier_key else parse_checkpoint(checkpoint)
         cp_size = cp.size
     proofs: list[InclusionEntry] = []
@@ -191,8 +202,6 @@ def build_cartridge(
 
 def _merged_report(gate: _Gate) -> Any:
     """One report for every blocked chunk (the first chunk's report object, findings from all)."""
-    import dataclasses
-
     report = gate.report
     if dataclasses.is_dataclass(report) and not isinstance(report, type):
         return dataclasses.replace(report, findings=list(gate.findings))  # type: ignore[type-var]

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from acx.core.canonical import CanonicalError, child_path, loads
+
 _WS = re.compile(rb"[ \t\r\n]*")
 # A complete string, a bracket, or a lone quote (a string cut by the end of the buffer).
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\[\s\S][^"\\]*)*"|[{}\[\]]|"')
@@ -164,8 +166,6 @@ def split_object(
     the caller to refuse, since it sees every key. Raises :class:`StreamError` on malformed structure
     and :class:`ValueTooLarge` before holding a value over its limit.
     """
-    from acx.core.canonical import CanonicalError, child_path, loads
-
     buf = _Buffer(chunks)
     buf.expect(b"{", "a JSON object", "$")
     if buf.peek() == ord("}"):

@@ -15,7 +15,8 @@ import math
 import re
 from typing import Any, Literal
 
-MAX_SAFE_INTEGER = 2**53 - 1
+from acx.core.canonical import MAX_SAFE_INTEGER, child_path
+
 ID_MAX_LENGTH = 128
 ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
 CODEBASE_FINGERPRINT_PATTERN = r"^cbf1_[0-9a-f]{40}$"
@@ -104,8 +105,6 @@ def _is_number(value: Any) -> bool:
 
 
 def _field_path(path: str, name: str) -> str:
-    from acx.core.canonical import child_path
-
     return child_path(path, name)
 
 
@@ -237,17 +236,12 @@ def zone_of(record: dict[str, Any]) -> Literal["rom", "save"]:
     return zone_for(record.get("portable"))
 
 
-def tier_of(record: dict[str, Any]) -> Literal["transferable", "field-learned"]:
-    """The tier name of a (valid) record."""
-    return "transferable" if record.get("portable") is True else "field-learned"
-
-
 # --- The declarative contract (JSON Schema source, and the reference the fast validator is tested
 # against). pydantic's own messages are not used: validate_record owns the wording. The model is built
 # on first use because importing pydantic costs more than a whole merge's validation (CLI start-up).
 
 
-def _build_model() -> Any:
+def _build_model() -> Any:  # imports inside: pydantic is kept off the import path (see above)
     from typing import Annotated
 
     from pydantic import (
@@ -339,8 +333,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def model_accepts(obj: Any) -> bool:
-    """Decision of the declarative model alone (for tests and tooling; slower than validate_record)."""
+def model_accepts(obj: Any) -> bool:  # imports pydantic inside, as _build_model
+    """Decision of the declarative model alone: the oracle validate_record is property-tested against
+    (tests/unit/test_records_guards.py); kept here beside the model it asks. Slower than validate_record."""
     from pydantic import ValidationError
 
     try:
@@ -351,5 +346,6 @@ def model_accepts(obj: Any) -> bool:
 
 
 def record_json_schema() -> dict[str, Any]:
-    """JSON Schema of one memory record."""
+    """JSON Schema of one memory record: the source of the shipped ``acx/schemas/record.schema.json``
+    (tests/unit/test_cli_contract.py fails when the two differ)."""
     return __getattr__("MemoryRecord").model_json_schema()  # type: ignore[no-any-return]

@@ -49,7 +49,7 @@ class ClaimNames:
 
 def claim_names() -> ClaimNames:
     """The deployment's claim configuration (env SCOPE_PREFIX, SCOPES_CLAIM, TENANT_CLAIM)."""
-    from acx.config import settings
+    from acx.config import settings  # lazy: access loads at the api's init, config does not (bench coldstart)
 
     cfg = settings()
     return ClaimNames(cfg.scope_prefix, cfg.scopes_claim, cfg.tenant_claim)

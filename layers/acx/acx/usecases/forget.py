@@ -17,17 +17,20 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
+from acx.adapters.log_rows import Tombstones
+from acx.adapters.log_store import NotFound
 from acx.core import forgetting
+from acx.core.canonical import dumps, loads
 from acx.core.package import PackageRef
 from acx.core.rows import LogRow
 from acx.usecases.deps import Deps
 from acx.usecases.errors import not_found
+from acx.usecases.locks import require_unlocked
 
 
 def tombstones_for(keyer: forgetting.Keyer, near: forgetting.NearPolicy) -> Callable[[LogRow], Any]:
     """The tombstones a forgotten row files: its knowledge key and its older versions' keys (exact),
     its id and the ids folded into it (keyed), and the sketch of its text (near copies)."""
-    from acx.adapters.log_rows import Tombstones
 
     def stones(row: LogRow) -> Tombstones:
         record = row.record or {}
@@ -49,8 +52,6 @@ def tombstones_for(keyer: forgetting.Keyer, near: forgetting.NearPolicy) -> Call
 def _forgettable(deps: Deps, tenant: str, package: str) -> PackageRef:
     """The package a forget may write to: it exists in the caller's tenant (else 404) and no
     operator lock holds it (else 423)."""
-    from acx.usecases.locks import require_unlocked
-
     ref = PackageRef(tenant, package)
     if not deps.log.package_exists(ref):
         raise not_found()
@@ -67,8 +68,6 @@ def forget(
     record_id: str | None = None,
     content_hash: str | None = None,
 ) -> dict[str, Any]:
-    from acx.adapters.log_store import NotFound
-
     ref = _forgettable(deps, tenant, package)
     stones = tombstones_for(deps.forget_keys, deps.near)
     try:
@@ -110,8 +109,6 @@ def forget_file(
     content_hash: str | None = None,
 ) -> dict[str, Any]:
     """Forget one knowledge or skill file (by path, or by the content hash of its log entry)."""
-    from acx.adapters.log_store import NotFound
-
     ref = _forgettable(deps, tenant, package)
     keyer = deps.forget_keys
     try:
@@ -153,8 +150,6 @@ def erase_from_bundles(
 ) -> int:
     """Rewrite each canonical bundle holding a forgotten record or file without it; purge every old
     version. O(bundles of the package): forget is rare, and bundles are not indexed by record."""
-    from acx.core.canonical import dumps, loads
-
     prefix = ref.prefix("bundles")
     rewritten = 0
     for key in sorted({k for k, _ in deps.data.versions(prefix)}):

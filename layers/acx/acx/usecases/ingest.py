@@ -9,17 +9,25 @@ knowledge is refused whole (409 naming each record by index and id, and the rule
 
 from __future__ import annotations
 
+import dataclasses
 import random
+import tempfile
 import time
 from collections.abc import Iterable, Set
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from acx.adapters.log_store import Conflict, Forgotten
 from acx.core import forgetting
+from acx.core.bundle import BundleError, Limits, parse_bundle, parse_bundle_stream
+from acx.core.merge import MergeConflict, merge_into, slot_keys
 from acx.core.package import PackageRef
 from acx.core.rows import FileWrite, LogRow, Lookup, RecordWrite
+from acx.core.scrub import ScrubReport, scan_bundle
+from acx.observability import logger
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError
+from acx.usecases.locks import require_unlocked
 
 MAX_CONFLICT_RETRIES = 8
 
@@ -56,8 +64,6 @@ def parse(data: BundleInput, *, max_bytes: int | None = None) -> Any:
     ``max_bytes`` raises the inline limits for presigned uploads (up to 100 MiB, 200,000 records).
     An iterable of chunks (an S3 body) is read as a stream: one record's raw JSON at a time.
     """
-    from acx.core.bundle import BundleError, Limits, parse_bundle, parse_bundle_stream
-
     limits = (
         Limits() if max_bytes is None else Limits(max_body_bytes=max_bytes, max_records=UPLOAD_MAX_RECORDS)
     )
@@ -77,8 +83,6 @@ def gate(bundle: Any, forbidden: tuple[str, ...] = ()) -> None:
     Records are scanned in batches so the joined scan buffer stays small on a 100 MiB upload; the
     findings are the same, in the same order, as one scan of the whole bundle.
     """
-    from acx.core.scrub import ScrubReport, scan_bundle
-
     report = ScrubReport()
     records = bundle.records
     parts = [
@@ -113,8 +117,6 @@ def ingest_bundle(
     on_forgotten: str = "refuse",
 ) -> IngestSummary:
     """Run the whole pipeline and append the changes to the package log; returns the response summary."""
-    from acx.usecases.locks import require_unlocked
-
     if on_forgotten not in ON_FORGOTTEN:
         raise ServiceError(400, "invalid_query", "onForgotten must be refuse or skip", "onForgotten")
     require_unlocked(deps, tenant, package)  # 423 while an operator holds the package lock
@@ -172,9 +174,6 @@ class _Reader:
 def _merge_and_append(
     deps: Deps, ref: PackageRef, actor: str, bundle: Any, on_forgotten: str
 ) -> IngestSummary:
-    from acx.adapters.log_store import Conflict, Forgotten
-    from acx.core.merge import MergeConflict, merge_into, slot_keys
-
     keyer, near = deps.forget_keys, deps.near
     all_probes = forgetting.probes(keyer, bundle.records, near)
     incoming_files = [
@@ -263,8 +262,6 @@ def _merge_and_append(
 def _index(deps: Deps, ref: PackageRef, plan: Any, *, new_package: bool) -> None:
     """Search index hook, after the rows are committed. A failure never fails the acknowledged write:
     the package's index is dropped instead, and the next search rebuilds it from the log."""
-    from acx.observability import logger
-
     try:
         deps.index().indexed(
             ref.tenant, ref.package, list(plan.writes), dict(plan.absorbed), new_package=new_package
@@ -325,9 +322,6 @@ def _store_canonical(
     upload is never held twice; the key is the sha256 computed while writing. Skipped (forgotten)
     records and files are left out: their text is never stored.
     """
-    import dataclasses
-    import tempfile
-
     if skip or skip_files:  # vectors are derived from the text: dropped with the skipped records
         bundle = dataclasses.replace(
             bundle,

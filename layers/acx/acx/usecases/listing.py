@@ -10,8 +10,10 @@ from typing import Any
 
 from acx.contract import ERR_INVALID_CURSOR
 from acx.core.package import PackageRef
+from acx.usecases.cartridges import describe_cartridge
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
+from acx.usecases.uploads import describe_upload
 
 
 def _bad_cursor() -> ServiceError:
@@ -58,15 +60,11 @@ def _job_page(
 
 
 def list_uploads(deps: Deps, tenant: str, package: str, limit: int, cursor: str | None) -> dict[str, Any]:
-    from acx.usecases.uploads import describe_upload
-
     jobs, next_cursor = _job_page(deps, tenant, package, "upload", limit, cursor)
     return {"uploads": [describe_upload(job) for job in jobs], "nextCursor": next_cursor}
 
 
 def list_cartridges(deps: Deps, tenant: str, package: str, limit: int, cursor: str | None) -> dict[str, Any]:
-    from acx.usecases.cartridges import describe_cartridge
-
     jobs, next_cursor = _job_page(deps, tenant, package, "export", limit, cursor)
     return {
         "cartridges": [{**describe_cartridge(job), "createdAt": job.get("createdAt")} for job in jobs],

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from acx.core.canonical import sha256_hex
 from acx.core.package import PackageRef
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
@@ -45,8 +46,6 @@ def require_unlocked(deps: Deps, tenant: str, package: str, *, job: tuple[str, s
 
 
 def lock_content_hash(locked: bool, reason: str | None) -> str:
-    from acx.core.canonical import sha256_hex
-
     return sha256_hex({"locked": locked, "reason": reason})
 
 

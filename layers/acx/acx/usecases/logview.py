@@ -13,6 +13,7 @@ from acx.core.package import PackageRef
 from acx.core.rows import ConsistencyProof, InclusionProof
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
+from acx.usecases.verify import verify_package
 
 
 def _require(deps: Deps, ref: PackageRef) -> int:
@@ -33,8 +34,6 @@ def log_head(deps: Deps, tenant: str, package: str) -> dict[str, Any]:
 
 
 def verify(deps: Deps, tenant: str, package: str) -> dict[str, Any]:
-    from acx.usecases.verify import verify_package
-
     ref = PackageRef(tenant, package)
     _require(deps, ref)
     return verify_package(deps.log, ref, deps.settings.publisher_id).to_dict()

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from acx.adapters.log_store import CorruptStore
 from acx.contract import ADVISORY as ADVISORY_TEXT
 from acx.contract import ERR_INVALID_CURSOR, ERR_INVALID_REQUEST, RECALL_MAX_LIMIT
-from acx.core.records import zone_for
+from acx.core.package import PackageRef
+from acx.core.records import ID_MAX_LENGTH, zone_for
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
 
@@ -39,13 +41,10 @@ def recall(
     limit: int = 50,
     cursor: str | None = None,
 ) -> dict[str, Any]:
-    from acx.adapters.log_store import CorruptStore
-
     if tier not in (None, "rom", "save"):
         raise ServiceError(400, ERR_INVALID_REQUEST, "tier must be rom or save", "$.tier")
     if not 1 <= limit <= MAX_LIMIT:
         raise ServiceError(400, ERR_INVALID_REQUEST, f"limit must be between 1 and {MAX_LIMIT}", "$.limit")
-    from acx.core.package import PackageRef
 
     ref = PackageRef(tenant, package)
     if not deps.log.package_exists(ref):
@@ -73,11 +72,8 @@ def recall(
 
 def get_memory(deps: Deps, tenant: str, package: str, record_id: str) -> dict[str, Any]:
     """One active memory by id, with its zone, content hash and log seq; 404 when absent or forgotten."""
-    from acx.core.records import ID_MAX_LENGTH
-
     if not record_id or len(record_id) > ID_MAX_LENGTH:
         raise ServiceError(400, ERR_INVALID_REQUEST, f"id must be 1-{ID_MAX_LENGTH} characters", "$.id")
-    from acx.core.package import PackageRef
 
     ref = PackageRef(tenant, package)
     if not deps.log.package_exists(ref):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from acx.core.signing import PublicKey
 from acx.usecases.deps import Deps
 
 # The registry window of the signing key, from its KMS creation date: rotate the key before it ends.
@@ -12,8 +13,6 @@ KEY_VALIDITY_DAYS = 730
 
 
 def trust_registry(deps: Deps) -> dict[str, Any]:
-    from acx.core.signing import PublicKey
-
     key = PublicKey.from_der(deps.signer.public_key_der())
     publisher = deps.settings.publisher_id
     root = ".".join(reversed(publisher.split(".")))

@@ -6,13 +6,14 @@ import datetime as dt
 import json
 from typing import Any
 
+from acx.observability import logger
 from acx.usecases.deps import Deps
+from acx.usecases.search import compact_due
+from acx.usecases.verify import verify_all
 
 
 def verify_everything(deps: Deps) -> dict[str, Any]:
     """Verify every package log (incrementally, against the witness); publish failures; store a report."""
-    from acx.usecases.verify import verify_all
-
     packages: list[dict[str, Any]] = []
     for result in verify_all(deps.log, deps.settings.publisher_id, incremental=True):
         packages.append(result.to_dict())
@@ -22,26 +23,17 @@ def verify_everything(deps: Deps) -> dict[str, Any]:
     report = {"at": stamp, "packages": packages, "failed": len(failed)}
     key = f"reports/verify/{stamp}.json"
     deps.data.put(key, json.dumps(report, separators=(",", ":")).encode())
-    if failed and deps.settings.alarm_topic_arn:
-        from acx.adapters.aws import client
-
+    if failed and deps.alarms().configured:
         summary = [
             {k: p.get(k) for k in ("tenant", "package", "status", "firstBadSeq", "reason")} for p in failed
         ]
-        client("sns").publish(
-            TopicArn=deps.settings.alarm_topic_arn,
-            Subject="acx: log verification failed",
-            Message=json.dumps({"failed": summary, "report": key})[:250_000],
-        )
+        deps.alarms().publish("acx: log verification failed", {"failed": summary, "report": key})
     return {"packages": packages, "failed": len(failed), "reportKey": key, "indexesCompacted": compacted}
 
 
 def _compact_search_indexes(deps: Deps, packages: list[dict[str, Any]]) -> int:
     """The background half of search indexing (usecases.search): merge segments past the threshold.
     A failure here never hides the verification report."""
-    from acx.observability import logger
-    from acx.usecases.search import compact_due
-
     try:
         return compact_due(deps, [(p["tenant"], p["package"]) for p in packages])
     except Exception as exc:

@@ -15,6 +15,7 @@ from typing import Any
 from acx.contract import ERR_BODY_TOO_LARGE, ERR_SIZE_MISMATCH, MAX_UPLOAD_BYTES
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
+from acx.usecases.locks import require_unlocked
 
 CONTENT_TYPE = "application/json"
 
@@ -35,7 +36,6 @@ def create_upload(deps: Deps, tenant: str, package: str, actor: str, size: int |
         raise ServiceError(
             413, ERR_BODY_TOO_LARGE, f"bundle uploads are limited to {MAX_UPLOAD_BYTES} bytes", "$.size"
         )
-    from acx.usecases.locks import require_unlocked
 
     require_unlocked(deps, tenant, package)  # before any URL is issued
     upload_id = uuid.uuid4().hex
@@ -80,6 +80,7 @@ def ingest_upload(deps: Deps, key: str) -> str:
 
     A redelivered message for a finished job does nothing (the job status is the idempotency key).
     """
+    # lazy: the api's create/get upload routes import this module without the ingest pipeline (~60 ms CPU)
     from acx.usecases.ingest import ingest_bundle
 
     parsed = parse_upload_key(key)

@@ -31,6 +31,8 @@ from typing import Any
 from acx.core import canonical
 from acx.core.cartridge.reader import CartridgeReader
 from acx.core.cartridge.writer import CartridgeWriter
+from acx.core.checkpoint import CheckpointError, verify_checkpoint
+from acx.core.merkle import leaf_hash, verify_inclusion
 
 LOG_CHECKPOINT_FILE = "rom/attestations/log-checkpoint.json"
 RESERVED_PREFIX = "rom/attestations/"
@@ -94,9 +96,6 @@ def summary(reader: CartridgeReader) -> dict[str, Any] | None:
 
 def check_inclusion(reader: CartridgeReader) -> tuple[dict[str, Any], list[str]]:
     """Verify the log-checkpoint attestation if present: (summary, failures); absent is fine."""
-    from acx.core.checkpoint import CheckpointError, verify_checkpoint
-    from acx.core.merkle import leaf_hash, verify_inclusion
-
     docs = read(reader)
     if not docs:
         return {"present": False}, []

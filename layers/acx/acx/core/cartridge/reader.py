@@ -163,7 +163,8 @@ class CartridgeReader:
         return [m.record for m in self.iter_memory(zone)]
 
     def file_names(self) -> list[str]:
-        """sqlar names in code-point order."""
+        """sqlar names in code-point order (with :meth:`read_file`, how tests and tools list and copy
+        a cartridge's files; the verifier reads the one it needs with :meth:`find_file`)."""
         return [r[0] for r in self._rows("SELECT name FROM sqlar ORDER BY name")]
 
     def find_file(self, name: str) -> bytes | None:

@@ -332,7 +332,11 @@ class CartridgeWriter:
         provenance_instance_id: str | None = None,
         cartridge_id: str | None = None,
     ) -> FinalizeResult:
-        """Seal, sign (the one signing step, :func:`acx.core.dsse.sign_statement`) and commit."""
+        """Seal, sign (the one signing step, :func:`acx.core.dsse.sign_statement`) and commit.
+
+        The three steps in one call for callers that sign in process (tests; ``cartridge_id`` lets
+        the reference cartridge be rebuilt byte for byte); the service runs them through
+        :func:`acx.core.export.build_cartridge`, which also gates and embeds the log attestation."""
         statement = self.seal(
             publisher_id, cartridge_id=cartridge_id, provenance_instance_id=provenance_instance_id
         )
