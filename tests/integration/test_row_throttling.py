@@ -16,6 +16,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from acx.adapters.dynamo import RowsIncomplete
+from acx.adapters.faults import translate
 from acx.adapters.log_rows import Tombstones
 from acx.adapters.log_store import Conflict, LogStore
 from acx.usecases.faults import classify, is_retryable
@@ -121,8 +122,10 @@ def test_a_deadline_before_the_throttling_ends_fails_retryably_and_the_retry_com
     client.until = clock() + HOLD
     with pytest.raises(RowsIncomplete) as caught:
         ingest(store, batch, write_of)
-    assert is_retryable(caught.value)
-    assert classify(caught.value)[:2] == (503, "unavailable")
+    fault = translate(caught.value)  # what the handlers answer with
+    assert is_retryable(fault)
+    status, code, message, _ = classify(fault)
+    assert (status, code) == (503, "unavailable") and "repeat the same request" in message
     assert store.head(REF).lock_owner is None  # lease released: the retry does not wait it out
     mid = verify_package(store, REF, PUBLISHER, update_witness=False)
     assert mid.status == "ok", str(mid.to_dict())  # receipted entries whose rows are missing: orphans
