@@ -7,7 +7,7 @@ type, ids and tier are not in it, so a copy under any of them is refused, in bot
 
 **Near copies** (a word changed, a sentence appended) are refused by a similarity sketch over word
 bigrams: one-permutation MinHash with densification (:func:`sketch`), ``SKETCH_BINS`` 64-bit minima,
-banded for lookup (``BANDS`` bands of ``ROWS`` bins: a band equal to a tombstone's band makes it a
+banded for lookup (``BANDS`` bands of ``ROWS`` strided bins: a band equal to a tombstone's band makes it a
 candidate; the candidate is refused when the share of equal bins reaches the threshold).
 
 Every hash here is keyed (HMAC-SHA-256 / keyed BLAKE2b with a per-deployment secret, see
@@ -156,11 +156,18 @@ def record_sketch(keyer: Keyer, title: object, summary: object) -> tuple[int, ..
 
 
 def band_keys(sk: Sequence[int]) -> list[str]:
-    """``BANDS`` lookup keys of a sketch: band index + a short hash of its bins (equal band, equal key)."""
+    """``BANDS`` lookup keys of a sketch: band index + a short hash of its bins (equal band, equal key).
+
+    A band takes every ``BANDS``-th bin (b, b+BANDS, b+2*BANDS), not ``ROWS`` neighbours: densification
+    fills an empty bin from the next non-empty one, so neighbouring bins of two sketches are equal
+    together far more often than independent bins are. Neighbour bands made unrelated records share a
+    band with ~15 of 10,000 tombstones each (the candidates to compare grew with the tombstones);
+    strided bands are near-independent, so an unrelated record meets ~0 candidates whatever their number.
+    """
     out = []
     for b in range(BANDS):
-        part = b"".join(x.to_bytes(8, "big") for x in sk[b * ROWS : (b + 1) * ROWS])
-        out.append(f"{b:02d}{hashlib.blake2b(part, digest_size=10).hexdigest()}")
+        part = b"".join(x.to_bytes(8, "big") for x in sk[b::BANDS])
+        out.append(f"{b:02d}{hashlib.blake2b(part, digest_size=10, person=b'acx-band/v2').hexdigest()}")
     return out
 
 
