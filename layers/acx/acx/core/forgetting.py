@@ -109,13 +109,13 @@ _MUL1, _MUL2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9
 
 
 def sketch(keyer: Keyer, text: str) -> tuple[int, ...] | None:
-    """One-permutation MinHash with rotation densification over keyed 64-bit word-pair hashes.
+    """One-permutation MinHash over keyed 64-bit word-pair hashes.
 
     Each distinct word gets one keyed BLAKE2b hash; a word pair's hash mixes its two words' hashes
     (splitmix64 finaliser), so the cost is one keyed hash per distinct word plus a few integer steps
-    per pair, O(n + bins). The minimum per bin is kept; an empty bin borrows the next non-empty bin's
-    value (rotated), so two sketches stay comparable bin by bin. None when the text has fewer than
-    ``MIN_SHINGLES`` distinct word pairs (matched exactly only).
+    per pair, O(n + bins). The minimum per bin is kept; an empty bin keeps the empty mark (``2**64-1``):
+    :func:`similarity` compares non-empty bins only, :func:`band_keys` densifies. None when the text
+    has fewer than ``MIN_SHINGLES`` distinct word pairs (matched exactly only).
     """
     words = _WORD.findall(text)
     if len(words) < 2:
@@ -135,20 +135,26 @@ def sketch(keyer: Keyer, text: str) -> tuple[int, ...] | None:
         x ^= x >> 30
         x = (x * _MUL2) & _MASK64
         x ^= x >> 31
-        b, v = x % SKETCH_BINS, x // SKETCH_BINS
+        b, v = x % SKETCH_BINS, x // SKETCH_BINS  # v < _MASK64: the empty mark stays unambiguous
         if v < bins[b]:
             bins[b] = v
-    if _MASK64 in bins:
-        filled = bins[:]
-        for i in range(SKETCH_BINS):
-            if bins[i] == _MASK64:
-                for step in range(1, SKETCH_BINS):
-                    j = (i + step) % SKETCH_BINS
-                    if bins[j] != _MASK64:
-                        filled[i] = (bins[j] + step * _MUL1) & _MASK64
-                        break
-        bins = filled
     return tuple(bins)
+
+
+def densify(sk: Sequence[int]) -> tuple[int, ...]:
+    """Rotation densification (for the band keys only): an empty bin borrows the next non-empty
+    bin's value, rotated by the distance, so two sketches stay comparable bin by bin."""
+    if _MASK64 not in sk:
+        return tuple(sk)
+    filled = list(sk)
+    for i in range(SKETCH_BINS):
+        if sk[i] == _MASK64:
+            for step in range(1, SKETCH_BINS):
+                j = (i + step) % SKETCH_BINS
+                if sk[j] != _MASK64:
+                    filled[i] = (sk[j] + step * _MUL1) & _MASK64
+                    break
+    return tuple(filled)
 
 
 def record_sketch(keyer: Keyer, title: object, summary: object) -> tuple[int, ...] | None:
@@ -164,16 +170,26 @@ def band_keys(sk: Sequence[int]) -> list[str]:
     band with ~15 of 10,000 tombstones each (the candidates to compare grew with the tombstones);
     strided bands are near-independent, so an unrelated record meets ~0 candidates whatever their number.
     """
+    dense = densify(sk)
     out = []
     for b in range(BANDS):
-        part = b"".join(x.to_bytes(8, "big") for x in sk[b::BANDS])
+        part = b"".join(x.to_bytes(8, "big") for x in dense[b::BANDS])
         out.append(f"{b:02d}{hashlib.blake2b(part, digest_size=10, person=b'acx-band/v2').hexdigest()}")
     return out
 
 
 def similarity(a: Sequence[int], b: Sequence[int]) -> float:
-    """Estimated Jaccard similarity of the two bigram sets: the share of equal bins."""
-    return sum(1 for x, y in zip(a, b, strict=True) if x == y) / SKETCH_BINS
+    """Estimated Jaccard similarity of the two word-pair sets: equal bins among the bins non-empty in
+    either (the one-permutation estimator). Densified bins are not compared: in a short text a few
+    values fill every bin, and one shared word pair would look like half the text."""
+    equal = both_empty = 0
+    for x, y in zip(a, b, strict=True):
+        if x == y:
+            if x == _MASK64:
+                both_empty += 1
+            else:
+                equal += 1
+    return equal / (SKETCH_BINS - both_empty) if both_empty < SKETCH_BINS else 0.0
 
 
 def pack(sk: Sequence[int]) -> bytes:
