@@ -143,7 +143,9 @@ def _ingest_timings(n_stones: int, reps: int) -> dict[str, Any]:
     rnd = random.Random(3)
     with mock_aws():
         deps = _deps()
-        items = _seed_tombstones(deps, PackageRef("t", "stones"), [_memory(i, rnd, "gone") for i in range(n_stones)])
+        items = _seed_tombstones(
+            deps, PackageRef("t", "stones"), [_memory(i, rnd, "gone") for i in range(n_stones)]
+        )
         rows = deps.log.rows
         check = {"none": 0.0, "stones": 0.0}
         current = ["none"]
@@ -231,7 +233,9 @@ def _error_rates(n_stones: int, n_unrelated: int) -> tuple[int, float, float]:
     stones = [_memory(i, rnd, "gone") for i in range(n_stones)]
     index = _band_index(keyer, stones)
     false = 0
-    for start in range(0, n_unrelated, 10_000):  # probes built in slices: 100k sketches held at once is 0.5 GB
+    for start in range(
+        0, n_unrelated, 10_000
+    ):  # probes built in slices: 100k sketches held at once is 0.5 GB
         batch = (_memory(i, rnd, "new") for i in range(start, min(n_unrelated, start + 10_000)))
         false += len(f.near_hits(index, f.probes(keyer, batch, near), near.threshold))
     edits, appended = [], []
@@ -282,7 +286,9 @@ def _as_memory(doc: str) -> tuple[str, str]:
 def _other_stdlib() -> Path | None:
     """Another installed Python's standard library (pyenv or the system's), for real edits."""
     here = Path(sysconfig.get_paths()["stdlib"]).resolve()
-    found = sorted(Path.home().glob(".pyenv/versions/3.*/lib/python3.*")) + sorted(Path("/usr/lib").glob("python3.*"))
+    found = sorted(Path.home().glob(".pyenv/versions/3.*/lib/python3.*")) + sorted(
+        Path("/usr/lib").glob("python3.*")
+    )
     mine = f"{sys.version_info[0]}.{sys.version_info[1]}"
     for path in found:
         if path.resolve() != here and (path / "os.py").exists() and not path.name.endswith(mine):
@@ -327,10 +333,13 @@ def _real_text(n_stones: int) -> dict[str, Any] | None:
         if sk is not None:
             for bk in f.band_keys(sk):
                 index.setdefault(bk, {})[str(i)] = (sk, i)
-    probes = f.probes(keyer, ({"id": str(i), "title": u[2], "summary": u[3]} for i, u in enumerate(unrelated)), near)
+    probes = f.probes(
+        keyer, ({"id": str(i), "title": u[2], "summary": u[3]} for i, u in enumerate(unrelated)), near
+    )
     refused = f.near_hits(index, probes, near.threshold)
     refused_j = [
-        _jaccard(f.knowledge_text(unrelated[h.index][2], unrelated[h.index][3]), by_id[h.seq]) for h in refused
+        _jaccard(f.knowledge_text(unrelated[h.index][2], unrelated[h.index][3]), by_id[h.seq])
+        for h in refused
     ]
     out: dict[str, Any] = {
         "stones": len(stones),
@@ -339,7 +348,8 @@ def _real_text(n_stones: int) -> dict[str, Any] | None:
         "refused": len(refused),
         "refused_below_threshold": sum(1 for j in refused_j if j < near.threshold),
         "examples": [
-            (unrelated[h.index][1], stones[h.seq][1], round(j, 2)) for h, j in zip(refused[:5], refused_j, strict=False)
+            (unrelated[h.index][1], stones[h.seq][1], round(j, 2))
+            for h, j in zip(refused[:5], refused_j, strict=False)
         ],
     }
     other = _other_stdlib()
@@ -356,7 +366,9 @@ def _real_text(n_stones: int) -> dict[str, Any] | None:
         if text != by_id[i] and f.record_sketch(keyer, title, summary) is not None:
             edits.append((i, title, summary, _jaccard(text, by_id[i])))
     hits = f.near_hits(
-        index, f.probes(keyer, ({"id": str(i), "title": t, "summary": s} for i, t, s, _ in edits), near), near.threshold
+        index,
+        f.probes(keyer, ({"id": str(i), "title": t, "summary": s} for i, t, s, _ in edits), near),
+        near.threshold,
     )
     caught = {h.index for h in hits}
     light = [k for k, e in enumerate(edits) if e[3] >= near.threshold]
@@ -383,14 +395,16 @@ def run(quick: bool) -> list[dict[str, Any]]:
     ratio = cpu["stones"] / cpu["none"]
     rows: list[dict[str, Any]] = [
         {
-            "name": f"ingest 100 records, package with {n_stones:,} tombstones ({timing['items']:,} items), CPU",
+            "name": f"ingest 100 records, package with {n_stones:,} tombstones "
+            f"({timing['items']:,} items), CPU",
             "value": round(cpu["stones"] * 1000, 1),
             "unit": "ms",
             "baseline": round(cpu["none"] * 1000, 1),
             "ratio": ratio,
-            "target": f"ratio <= {TARGET_RATIO} (baseline: no tombstones)" + ("" if ratio <= TARGET_RATIO else " MISSED"),
-            "note": f"median CPU of {3 if quick else 7} interleaved runs; wall {wall['stones'] * 1000:.0f} vs "
-            f"{wall['none'] * 1000:.0f} ms at load {load:.1f}",
+            "target": f"ratio <= {TARGET_RATIO} (baseline: no tombstones)"
+            + ("" if ratio <= TARGET_RATIO else " MISSED"),
+            "note": f"median CPU of {3 if quick else 7} interleaved runs; wall "
+            f"{wall['stones'] * 1000:.0f} vs {wall['none'] * 1000:.0f} ms at load {load:.1f}",
         },
         {
             "name": "near-copy check per record (keys + sketch + band match vs the tombstones), CPU",
@@ -449,7 +463,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
         if "edits" in real:
             rows.append(
                 {
-                    "name": f"real edits caught: same docstring in {real['other']} ({real['edits']:,} differ)",
+                    "name": f"real edits caught: same docstring in {real['other']} "
+                    f"({real['edits']:,} differ)",
                     "value": round(100 * real["light_caught"] / max(1, real["light_edits"]), 1),
                     "unit": "%",
                     "baseline": None,
