@@ -195,9 +195,7 @@ def _per_record_costs(n: int, n_stones: int) -> tuple[float, float]:
     for _ in range(3):
         started = time.process_time()
         probes = f.probes(DEV_FORGET_KEY, records, near)
-        candidates = {
-            bk: index[bk] for p in probes if p.sketch for bk in f.band_keys(p.sketch) if bk in index
-        }
+        candidates = {bk: index[bk] for p in probes for bk in p.bands if bk in index}
         hits = f.near_hits(candidates, probes, near.threshold)
         check = min(check, time.process_time() - started)
         started = time.process_time()
