@@ -216,13 +216,13 @@ def _request(model: Any, limit: int) -> Any:
 
 
 @app.post("/v1/packages/<pkg>/uploads")
-def post_upload(pkg: PkgPath):
+def post_upload(pkg: PkgPath, onForgotten: Annotated[str, Query(pattern=r"^(refuse|skip)$")] = "refuse"):
     from acx.contract.models import UploadRequest
     from acx.usecases.uploads import create_upload
 
     principal = _caller(c.SCOPE_WRITE, pkg)
     req = _request(UploadRequest, c.MAX_SMALL_BODY_BYTES)
-    return _json(201, create_upload(_deps(), principal.tenant, pkg, principal.actor, req.size))
+    return _json(201, create_upload(_deps(), principal.tenant, pkg, principal.actor, req.size, onForgotten))
 
 
 @app.get("/v1/packages/<pkg>/uploads")

@@ -150,6 +150,43 @@ def test_skip_mode_lands_the_rest_and_reports_what_was_skipped(svc: Service) -> 
     assert post(svc, fresh, query={"onForgotten": "maybe"})[0] in (400, 422)
 
 
+def _presigned(svc: Service, records: list[dict[str, Any]], query: dict[str, str] | None) -> dict[str, Any]:
+    """POST .../uploads (with ``query``), PUT the bundle under the upload's key, run the ingest function
+    from the SQS queue S3 notified, and answer the upload's status."""
+    raw = json.dumps(bundle(records)).encode()
+    status, up = svc.call("POST", f"/v1/packages/{PKG}/uploads", body={"size": len(raw)}, query=query)
+    assert status == 201, up
+    assert up["onForgotten"] == (query or {}).get("onForgotten", "refuse")
+    svc.put_upload(up["uploadId"], raw, package=PKG)
+    assert svc.pump() >= 1
+    status, body = svc.call("GET", f"/v1/packages/{PKG}/uploads/{up['uploadId']}")
+    assert status == 200, body
+    return dict(body)
+
+
+def test_skip_mode_for_a_presigned_upload_is_declared_when_the_url_is_asked_for(svc: Service) -> None:
+    forgotten(svc)
+    size = log_size(svc)
+    fresh = [record(10), dict(target(), id="mem-0044", xpAwarded=7), record(11)]
+    refused = _presigned(svc, fresh, None)  # the default stays: refuse the whole bundle, name the record
+    assert refused["status"] == "rejected" and refused["error"]["code"] == "forgotten"
+    assert refused["forgotten"] == [{"index": 1, "id": "mem-0044", "rule": "exact", "forgetSeq": 2}]
+    assert refused["onForgotten"] == "refuse" and log_size(svc) == size
+    skipped = _presigned(svc, fresh, {"onForgotten": "skip"})
+    assert skipped["status"] == "ingested" and skipped["onForgotten"] == "skip", skipped
+    summary = skipped["summary"]
+    assert summary["accepted"] == 2 and summary["refused"] == 1
+    assert summary["skipped"] == [{"index": 1, "id": "mem-0044", "rule": "exact", "forgetSeq": 2}]
+    assert log_size(svc) == size + 2
+    ids = {r["id"] for r in svc.call("GET", f"/v1/packages/{PKG}/memories")[1]["records"]}
+    assert ids == {"mem-0001", "mem-0010", "mem-0011"}
+    assert scan_everything(MARKER) == []  # not in the canonical bundle, and the raw upload is deleted
+    listed = svc.call("GET", f"/v1/packages/{PKG}/uploads")[1]["uploads"]
+    assert sorted(u["onForgotten"] for u in listed) == ["refuse", "skip"]
+    status, body = svc.call("POST", f"/v1/packages/{PKG}/uploads", body={}, query={"onForgotten": "maybe"})
+    assert status in (400, 422) and "onForgotten" in json.dumps(body)
+
+
 def test_forget_a_file_everywhere_then_refuse_its_content(svc: Service) -> None:
     secretless = f"# Runbook\n\n{MARKER}: drain the queue first.\n"
     files = {"knowledge": [{"path": "knowledge/runbook.md", "content": secretless}]}

@@ -343,7 +343,7 @@ class RowStore:
         if not probes:
             return []
         sks = [f"t#k#{p.knowledge}" for p in probes] + [f"t#i#{p.id_key}" for p in probes]
-        bands = {bk for p in probes if p.sketch is not None for bk in forgetting.band_keys(p.sketch)}
+        bands = {bk for p in probes for bk in p.bands}
         if near.enabled:
             sks += [f"t#n#{bk}" for bk in bands]
         got = self.db.batch_get(self.table, ref.pk, sks)

@@ -172,6 +172,7 @@ class UploadCreated(_Closed):
     expiresAt: StrictInt
     maxBytes: StrictInt
     declaredSize: StrictInt | None = None
+    onForgotten: Literal["refuse", "skip"] = "refuse"
 
 
 class UploadStatus(_Closed):
@@ -179,9 +180,12 @@ class UploadStatus(_Closed):
     status: Literal["pending", "ingested", "rejected"]
     createdAt: StrictInt | None = None
     declaredSize: StrictInt | None = None
+    onForgotten: Literal["refuse", "skip"] = "refuse"
     summary: IngestSummary | None = None
     report: dict[str, Any] | None = None
     error: ErrorDetail | None = None
+    forgotten: list[ForgottenHit] | None = None  # rejected with 409 forgotten: the refused records
+    forgottenFiles: list[StrictStr] | None = None
 
 
 class UploadList(_Closed):

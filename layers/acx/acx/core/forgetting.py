@@ -7,7 +7,7 @@ type, ids and tier are not in it, so a copy under any of them is refused, in bot
 
 **Near copies** (a word changed, a sentence appended) are refused by a similarity sketch over word
 bigrams: one-permutation MinHash with densification (:func:`sketch`), ``SKETCH_BINS`` 64-bit minima,
-banded for lookup (``BANDS`` bands of ``ROWS`` bins: a band equal to a tombstone's band makes it a
+banded for lookup (``BANDS`` bands of ``ROWS`` strided bins: a band equal to a tombstone's band makes it a
 candidate; the candidate is refused when the share of equal bins reaches the threshold).
 
 Every hash here is keyed (HMAC-SHA-256 / keyed BLAKE2b with a per-deployment secret, see
@@ -108,20 +108,21 @@ def shingles(text: str) -> list[str]:
 _MUL1, _MUL2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9
 
 
-def sketch(keyer: Keyer, text: str) -> tuple[int, ...] | None:
-    """One-permutation MinHash with rotation densification over keyed 64-bit word-pair hashes.
+def sketch(keyer: Keyer, text: str, words_seen: dict[str, int] | None = None) -> tuple[int, ...] | None:
+    """One-permutation MinHash over keyed 64-bit word-pair hashes.
 
     Each distinct word gets one keyed BLAKE2b hash; a word pair's hash mixes its two words' hashes
     (splitmix64 finaliser), so the cost is one keyed hash per distinct word plus a few integer steps
-    per pair, O(n + bins). The minimum per bin is kept; an empty bin borrows the next non-empty bin's
-    value (rotated), so two sketches stay comparable bin by bin. None when the text has fewer than
-    ``MIN_SHINGLES`` distinct word pairs (matched exactly only).
+    per pair, O(n + bins). The minimum per bin is kept; an empty bin keeps the empty mark (``2**64-1``):
+    :func:`similarity` compares non-empty bins only, :func:`band_keys` densifies. None when the text
+    has fewer than ``MIN_SHINGLES`` distinct word pairs (matched exactly only). ``words_seen`` keeps
+    the words' keyed hashes across the records of one batch (their vocabularies overlap).
     """
     words = _WORD.findall(text)
     if len(words) < 2:
         return None
     base = hashlib.blake2b(digest_size=8, key=keyer.key()[:64])
-    hw: dict[str, int] = {}
+    hw: dict[str, int] = {} if words_seen is None else words_seen
     for w in words:
         if w not in hw:
             h = base.copy()
@@ -135,20 +136,26 @@ def sketch(keyer: Keyer, text: str) -> tuple[int, ...] | None:
         x ^= x >> 30
         x = (x * _MUL2) & _MASK64
         x ^= x >> 31
-        b, v = x % SKETCH_BINS, x // SKETCH_BINS
+        b, v = x % SKETCH_BINS, x // SKETCH_BINS  # v < _MASK64: the empty mark stays unambiguous
         if v < bins[b]:
             bins[b] = v
-    if _MASK64 in bins:
-        filled = bins[:]
-        for i in range(SKETCH_BINS):
-            if bins[i] == _MASK64:
-                for step in range(1, SKETCH_BINS):
-                    j = (i + step) % SKETCH_BINS
-                    if bins[j] != _MASK64:
-                        filled[i] = (bins[j] + step * _MUL1) & _MASK64
-                        break
-        bins = filled
     return tuple(bins)
+
+
+def densify(sk: Sequence[int]) -> tuple[int, ...]:
+    """Rotation densification (for the band keys only): an empty bin borrows the next non-empty
+    bin's value, rotated by the distance, so two sketches stay comparable bin by bin."""
+    if _MASK64 not in sk:
+        return tuple(sk)
+    filled = list(sk)
+    for i in range(SKETCH_BINS):
+        if sk[i] == _MASK64:
+            for step in range(1, SKETCH_BINS):
+                j = (i + step) % SKETCH_BINS
+                if sk[j] != _MASK64:
+                    filled[i] = (sk[j] + step * _MUL1) & _MASK64
+                    break
+    return tuple(filled)
 
 
 def record_sketch(keyer: Keyer, title: object, summary: object) -> tuple[int, ...] | None:
@@ -156,17 +163,39 @@ def record_sketch(keyer: Keyer, title: object, summary: object) -> tuple[int, ..
 
 
 def band_keys(sk: Sequence[int]) -> list[str]:
-    """``BANDS`` lookup keys of a sketch: band index + a short hash of its bins (equal band, equal key)."""
+    """``BANDS`` lookup keys of a sketch: band index + a short hash of its bins (equal band, equal key).
+
+    A band takes every ``BANDS``-th bin (b, b+BANDS, b+2*BANDS), not ``ROWS`` neighbours: densification
+    fills an empty bin from the next non-empty one, so neighbouring bins of two sketches are equal
+    together far more often than independent bins are. Neighbour bands made unrelated records share a
+    band with ~15 of 10,000 tombstones each (the candidates to compare grew with the tombstones);
+    strided bands are near-independent, so an unrelated record meets ~0 candidates whatever their number.
+    The key mixes the band's bins arithmetically (they are keyed hashes already, and the sketch they
+    come from is stored beside them, so the key reveals nothing more); ~1 us a band, not a BLAKE2b.
+    """
+    dense = densify(sk)
     out = []
     for b in range(BANDS):
-        part = b"".join(x.to_bytes(8, "big") for x in sk[b * ROWS : (b + 1) * ROWS])
-        out.append(f"{b:02d}{hashlib.blake2b(part, digest_size=10).hexdigest()}")
+        h = b + 1
+        for x in dense[b::BANDS]:
+            h = ((h ^ x) * _MUL2) & _MASK64
+            h ^= h >> 31
+        out.append(f"{b:02d}{h:016x}")
     return out
 
 
 def similarity(a: Sequence[int], b: Sequence[int]) -> float:
-    """Estimated Jaccard similarity of the two bigram sets: the share of equal bins."""
-    return sum(1 for x, y in zip(a, b, strict=True) if x == y) / SKETCH_BINS
+    """Estimated Jaccard similarity of the two word-pair sets: equal bins among the bins non-empty in
+    either (the one-permutation estimator). Densified bins are not compared: in a short text a few
+    values fill every bin, and one shared word pair would look like half the text."""
+    equal = both_empty = 0
+    for x, y in zip(a, b, strict=True):
+        if x == y:
+            if x == _MASK64:
+                both_empty += 1
+            else:
+                equal += 1
+    return equal / (SKETCH_BINS - both_empty) if both_empty < SKETCH_BINS else 0.0
 
 
 def pack(sk: Sequence[int]) -> bytes:
@@ -200,6 +229,7 @@ class Probe:
     knowledge: str
     id_key: str
     sketch: tuple[int, ...] | None
+    bands: tuple[str, ...] = ()  # band_keys(sketch), computed once
 
 
 @dataclass(frozen=True)
@@ -217,11 +247,15 @@ class Hit:
 
 def probes(keyer: Keyer, records: Iterable[dict[str, object]], near: NearPolicy) -> list[Probe]:
     out = []
+    words_seen: dict[str, int] = {}
     for i, r in enumerate(records):
         rid = str(r.get("id"))
         text = knowledge_text(r.get("title"), r.get("summary"))  # normalised once for both rules
         kk = _mac(keyer, "knowledge/v1", text.encode())
-        out.append(Probe(i, rid, kk, id_key(keyer, rid), sketch(keyer, text) if near.enabled else None))
+        if len(words_seen) > 500_000:  # a bundle of 200,000 records: the cache stays under ~60 MB
+            words_seen = {}
+        sk = sketch(keyer, text, words_seen) if near.enabled else None
+        out.append(Probe(i, rid, kk, id_key(keyer, rid), sk, tuple(band_keys(sk)) if sk else ()))
     return out
 
 
@@ -237,7 +271,7 @@ def near_hits(
         if p.sketch is None:
             continue
         best: tuple[float, int] | None = None
-        for bk in band_keys(p.sketch):
+        for bk in p.bands or band_keys(p.sketch):
             for sk, seq in candidates.get(bk, {}).values():
                 s = similarity(p.sketch, sk)
                 if s >= threshold and (best is None or s > best[0]):

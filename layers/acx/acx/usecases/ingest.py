@@ -106,6 +106,12 @@ def gate(bundle: Any, forbidden: tuple[str, ...] = ()) -> None:
 ON_FORGOTTEN = ("refuse", "skip")
 
 
+def check_on_forgotten(on_forgotten: str) -> None:
+    """400 unless the policy for forgotten records is ``refuse`` (the default) or ``skip``."""
+    if on_forgotten not in ON_FORGOTTEN:
+        raise ServiceError(400, "invalid_query", "onForgotten must be refuse or skip", "onForgotten")
+
+
 def ingest_bundle(
     deps: Deps,
     tenant: str,
@@ -117,8 +123,7 @@ def ingest_bundle(
     on_forgotten: str = "refuse",
 ) -> IngestSummary:
     """Run the whole pipeline and append the changes to the package log; returns the response summary."""
-    if on_forgotten not in ON_FORGOTTEN:
-        raise ServiceError(400, "invalid_query", "onForgotten must be refuse or skip", "onForgotten")
+    check_on_forgotten(on_forgotten)
     require_unlocked(deps, tenant, package)  # 423 while an operator holds the package lock
     bundle = parse(data, max_bytes=max_bytes)
     gate(bundle)

@@ -31,7 +31,14 @@ def parse_upload_key(key: str) -> tuple[str, str, str] | None:
     return parts[1], parts[2], parts[3][: -len(".json")]
 
 
-def create_upload(deps: Deps, tenant: str, package: str, actor: str, size: int | None) -> dict[str, Any]:
+def create_upload(
+    deps: Deps, tenant: str, package: str, actor: str, size: int | None, on_forgotten: str = "refuse"
+) -> dict[str, Any]:
+    """Issue a presigned PUT; ``on_forgotten`` (refuse | skip) is kept with the job and applied at
+    ingest, as ``?onForgotten=`` is for an inline bundle (skipped records are listed in the status)."""
+    from acx.usecases.ingest import check_on_forgotten
+
+    check_on_forgotten(on_forgotten)
     if size is not None and not 0 < size <= MAX_UPLOAD_BYTES:
         raise ServiceError(
             413, ERR_BODY_TOO_LARGE, f"bundle uploads are limited to {MAX_UPLOAD_BYTES} bytes", "$.size"
@@ -40,7 +47,9 @@ def create_upload(deps: Deps, tenant: str, package: str, actor: str, size: int |
     require_unlocked(deps, tenant, package)  # before any URL is issued
     upload_id = uuid.uuid4().hex
     ttl = deps.settings.upload_url_ttl
-    deps.jobs.create(tenant, package, "upload", upload_id, actor=actor, declaredSize=size)
+    deps.jobs.create(
+        tenant, package, "upload", upload_id, actor=actor, declaredSize=size, onForgotten=on_forgotten
+    )
     url = deps.uploads.presign_put(upload_key(tenant, package, upload_id), CONTENT_TYPE, ttl)
     return {
         "uploadId": upload_id,
@@ -51,6 +60,7 @@ def create_upload(deps: Deps, tenant: str, package: str, actor: str, size: int |
         "expiresAt": int(time.time()) + ttl,
         "maxBytes": MAX_UPLOAD_BYTES,
         "declaredSize": size,
+        "onForgotten": on_forgotten,
     }
 
 
@@ -61,8 +71,9 @@ def describe_upload(job: dict[str, Any]) -> dict[str, Any]:
         "status": job["status"],
         "createdAt": job.get("createdAt"),
         "declaredSize": job.get("declaredSize"),
+        "onForgotten": job.get("onForgotten", "refuse"),
     }
-    for field in ("summary", "report", "error"):
+    for field in ("summary", "report", "error", "forgotten", "forgottenFiles"):
         if job.get(field) is not None:
             out[field] = job[field]
     return out
@@ -115,6 +126,7 @@ def ingest_upload(deps: Deps, key: str) -> str:
             job.get("actor", "unknown"),
             deps.uploads.chunks(key),
             max_bytes=MAX_UPLOAD_BYTES,
+            on_forgotten=job.get("onForgotten", "refuse"),
         )
     except ServiceError as exc:
         if exc.status >= 500:
@@ -127,6 +139,8 @@ def ingest_upload(deps: Deps, key: str) -> str:
             "rejected",
             error=exc.body()["error"],
             report=exc.extra.get("report"),
+            forgotten=exc.extra.get("forgotten"),  # 409: each refused record by index, id and rule
+            forgottenFiles=exc.extra.get("forgottenFiles"),
         )
         deps.uploads.delete(key)
         return "rejected"
