@@ -130,6 +130,7 @@ class Config:
     timeout_factor: float
     preload: list[str]
     ignore_keywords: list[str]
+    hypothesis_max_examples: int
     modules: dict[str, ModuleConfig]
     equivalent_file: Path
 
@@ -158,6 +159,7 @@ def load_config(path: Path) -> Config:
         timeout_factor=float(run.get("timeout_factor", 3)),
         preload=list(run.get("preload", [])),
         ignore_keywords=list(run.get("ignore_keywords", [])),
+        hypothesis_max_examples=int(run.get("hypothesis_max_examples", 0)),
         modules=modules,
         equivalent_file=path.parent / run.get("equivalent", "equivalent.txt"),
     )
@@ -448,13 +450,38 @@ class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 class _MutateProfile:
-    """pytest plugin: after conftest chose its Hypothesis profile, derandomize it and drop the database."""
+    """pytest plugin: after conftest chose its Hypothesis profile, derandomize it and drop the database.
+
+    ``max_examples`` (config ``hypothesis_max_examples``) caps each property test's examples, also
+    those a test's own ``@settings`` raised: one 1,500-example property otherwise costs more than the
+    rest of its module's tests for every mutant it covers. A cap can only let a mutant survive that
+    more examples would have killed, so it lowers a score, never raises it."""
+
+    def __init__(self, max_examples: int = 0) -> None:
+        self.max_examples = max_examples
 
     def pytest_configure(self, config: Any) -> None:
         from hypothesis import settings
 
         settings.register_profile("mutate", parent=settings.default, derandomize=True, database=None)
         settings.load_profile("mutate")
+
+    def pytest_collection_modifyitems(self, session: Any, config: Any, items: list[Any]) -> None:
+        if self.max_examples <= 0:
+            return
+        from hypothesis import settings
+
+        for item in items:
+            test = getattr(item, "obj", None)
+            current = getattr(test, "_hypothesis_internal_use_settings", None)
+            if current is None or not hasattr(test, "hypothesis"):
+                continue
+            test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
+                current,
+                max_examples=min(current.max_examples, self.max_examples),
+                derandomize=True,
+                database=None,
+            )
 
 
 class _LineTracer:
@@ -509,7 +536,7 @@ def _child(
             sys.meta_path.insert(0, _MutantFinder(mutant.dotted, ROOT / mutant.path, compiled))
         import pytest
 
-        plugins: list[Any] = [_MutateProfile()]
+        plugins: list[Any] = [_MutateProfile(cfg.hypothesis_max_examples)]
         if trace is not None:
             plugins.append(_LineTracer(*trace))
         args = [*tests, "-x", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", "--no-header", "-W", "ignore"]
