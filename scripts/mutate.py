@@ -253,6 +253,12 @@ def all_candidates(tree: ast.Module, ignore_keywords: Sequence[str] = ()) -> lis
             return
         if isinstance(node, ast.stmt):
             line = node.lineno
+        if not scope and isinstance(node, ast.Assign | ast.AnnAssign):
+            # a module-level constant or table is named after its target (``<module>.ROUTES``), so a
+            # config ``skip`` can name one table and a report says which constant moved
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            if isinstance(target, ast.Name):
+                scope = f"<module>.{target.id}"
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             if not isinstance(node, ast.Lambda):
                 scope = f"{scope}.{node.name}" if scope else node.name
