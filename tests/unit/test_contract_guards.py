@@ -152,3 +152,15 @@ def test_a_list_index_or_an_odd_key_never_enters_the_path() -> None:
 def test_the_scopes_are_the_six_named_ones() -> None:
     named = ("memory:write", "memory:read", "memory:forget", "cartridge:export", "log:read", "admin")
     assert c.SCOPES == named
+
+
+def test_a_key_is_named_up_to_64_characters() -> None:
+    """A 64-character identifier is a field name a client could mean; one longer is not echoed."""
+    assert _refused(UploadRequest, {"k" * 64: 1}).path == "$." + "k" * 64
+    assert _refused(UploadRequest, {"k" * 65: 1}).path == "$"
+
+
+def test_the_known_fields_are_listed_by_their_json_names() -> None:
+    """``async`` is what a client sends (the Python attribute is ``async_``)."""
+    err = _refused(ExportRequest, {"asynch": True})
+    assert err.message.endswith("(known: async, includeFieldLearned)")
