@@ -132,6 +132,7 @@ class Config:
     timeout_factor: float
     preload: list[str]
     ignore_keywords: list[str]
+    hypothesis_max_examples: int
     modules: dict[str, ModuleConfig]
     equivalent_file: Path
 
@@ -160,6 +161,7 @@ def load_config(path: Path) -> Config:
         timeout_factor=float(run.get("timeout_factor", 3)),
         preload=list(run.get("preload", [])),
         ignore_keywords=list(run.get("ignore_keywords", [])),
+        hypothesis_max_examples=int(run.get("hypothesis_max_examples", 0)),
         modules=modules,
         equivalent_file=path.parent / run.get("equivalent", "equivalent.txt"),
     )
@@ -253,6 +255,12 @@ def all_candidates(tree: ast.Module, ignore_keywords: Sequence[str] = ()) -> lis
             return
         if isinstance(node, ast.stmt):
             line = node.lineno
+        if not scope and isinstance(node, ast.Assign | ast.AnnAssign):
+            # a module-level constant or table is named after its target (``<module>.ROUTES``), so a
+            # config ``skip`` can name one table and a report says which constant moved
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            if isinstance(target, ast.Name):
+                scope = f"<module>.{target.id}"
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             if not isinstance(node, ast.Lambda):
                 scope = f"{scope}.{node.name}" if scope else node.name
@@ -388,7 +396,11 @@ def describe(mutant: Mutant, cfg: Config) -> str:
 
 
 def select(
-    cfg: Config, names: Sequence[str], equivalents: dict[str, str], sample: int | None
+    cfg: Config,
+    names: Sequence[str],
+    equivalents: dict[str, str],
+    sample: int | None,
+    only: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Per module: its files, tests, the sampled non-equivalent mutants, the equivalents it holds."""
     plan: dict[str, Any] = {}
@@ -405,7 +417,9 @@ def select(
         pool = [m for m in pool if m.ident not in equivalents]
         size = mod.sample if sample is None and mod.sample is not None else sample or cfg.sample
         chosen = pool
-        if size and len(pool) > size:
+        if only:  # named mutants (to check that a new test kills them), no sampling
+            chosen = [m for m in pool if m.ident in only]
+        elif size and len(pool) > size:
             chosen = random.Random(f"{cfg.seed}:{name}").sample(pool, size)
         chosen.sort(key=lambda m: (m.path, m.lineno, m.index))
         plan[name] = {
@@ -450,13 +464,38 @@ class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 class _MutateProfile:
-    """pytest plugin: after conftest chose its Hypothesis profile, derandomize it and drop the database."""
+    """pytest plugin: after conftest chose its Hypothesis profile, derandomize it and drop the database.
+
+    ``max_examples`` (config ``hypothesis_max_examples``) caps each property test's examples, also
+    those a test's own ``@settings`` raised: one 1,500-example property otherwise costs more than the
+    rest of its module's tests for every mutant it covers. A cap can only let a mutant survive that
+    more examples would have killed, so it lowers a score, never raises it."""
+
+    def __init__(self, max_examples: int = 0) -> None:
+        self.max_examples = max_examples
 
     def pytest_configure(self, config: Any) -> None:
         from hypothesis import settings
 
         settings.register_profile("mutate", parent=settings.default, derandomize=True, database=None)
         settings.load_profile("mutate")
+
+    def pytest_collection_modifyitems(self, session: Any, config: Any, items: list[Any]) -> None:
+        if self.max_examples <= 0:
+            return
+        from hypothesis import settings
+
+        for item in items:
+            test = getattr(item, "obj", None)
+            current = getattr(test, "_hypothesis_internal_use_settings", None)
+            if current is None or not hasattr(test, "hypothesis"):
+                continue
+            test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
+                current,
+                max_examples=min(current.max_examples, self.max_examples),
+                derandomize=True,
+                database=None,
+            )
 
 
 class _LineTracer:
@@ -511,7 +550,7 @@ def _child(
             sys.meta_path.insert(0, _MutantFinder(mutant.dotted, ROOT / mutant.path, compiled))
         import pytest
 
-        plugins: list[Any] = [_MutateProfile()]
+        plugins: list[Any] = [_MutateProfile(cfg.hypothesis_max_examples)]
         if trace is not None:
             plugins.append(_LineTracer(*trace))
         args = [*tests, "-x", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", "--no-header", "-W", "ignore"]
@@ -543,6 +582,7 @@ class Result:
     status: str  # killed | survived | timeout | error | uncovered | baseline-ok | baseline-failed
     exit_code: int
     seconds: float
+    cpu: float = 0.0  # the child's user + system CPU seconds (what a quiet machine's budget is made of)
 
     @property
     def mutant(self) -> Mutant | None:
@@ -574,15 +614,16 @@ def _run_all(jobs: list[Job], cfg: Config, workers: int, log_dir: str | None) ->
                 if pid == 0:
                     _child(job.mutant, job.tests, cfg, _log_path(log_dir, job), job.trace)
                 running[pid] = (job, time.monotonic())
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
             if pid == 0:
                 now = time.monotonic()
                 for cpid, (job, started) in list(running.items()):
                     if now - started > job.timeout:
                         _kill_group(cpid)
-                        os.waitpid(cpid, 0)
+                        _, _, usage = os.wait4(cpid, 0)
                         del running[cpid]
-                        results.append(Result(job, "timeout", -1, now - started))
+                        cpu = usage.ru_utime + usage.ru_stime
+                        results.append(Result(job, "timeout", -1, now - started, cpu))
                 time.sleep(0.02)
                 continue
             if pid not in running:
@@ -598,7 +639,9 @@ def _run_all(jobs: list[Job], cfg: Config, workers: int, log_dir: str | None) ->
                 state = "killed"
             else:
                 state = "error"
-            results.append(Result(job, state, code, time.monotonic() - started))
+            results.append(
+                Result(job, state, code, time.monotonic() - started, usage.ru_utime + usage.ru_stime)
+            )
             if job.mutant is not None and state == "survived" and job.full:
                 print(f"  survived: {job.mutant.ident}", flush=True)  # a cut-short run still says this
             if job.mutant is not None and len(results) % 50 == 0:
@@ -653,6 +696,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, help="children at a time (default: the config's)")
     parser.add_argument("--list", nargs="*", metavar="MODULE", help="print the sampled mutants and exit")
     parser.add_argument("--show", metavar="ID", help="print one mutant and exit")
+    parser.add_argument("--ids", nargs="*", default=[], help="run only these mutants (no sampling)")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--logs", help="keep each child's pytest output in this directory")
     parser.add_argument("--no-floor", action="store_true", help="exit 0 even below the floor")
@@ -679,7 +723,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"no mutant {args.show} in the configured files", file=sys.stderr)
         return 2
 
-    plan = select(cfg, names, equivalents, args.sample)
+    plan = select(cfg, names, equivalents, args.sample, args.ids)
     if args.list is not None:
         for name, entry in plan.items():
             print(f"# {name}: {len(entry['mutants'])} of {entry['total']} mutants; tests {entry['tests']}")
@@ -714,7 +758,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         base = _run_all(base_jobs, cfg, workers, args.logs)
         coverage: dict[str, Any] = {}
         timeouts: dict[str, float] = {}
+        cpu: dict[str, float] = {}
         for res in base:
+            cpu[res.module] = res.cpu
             if res.status != "baseline-ok":
                 print(f"{res.module}: its tests fail WITHOUT any mutant (exit {res.exit_code}); skipped")
                 runnable.pop(res.module, None)
@@ -745,6 +791,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 jobs.append(Job(name, mutant, chosen, timeouts[name], full=False))
     first = _run_all(jobs, cfg, workers, args.logs)
+    for res in first:
+        cpu[res.module] = cpu.get(res.module, 0.0) + res.cpu
     again = [
         Job(r.module, r.mutant, runnable[r.module]["tests"], timeouts[r.module])
         for r in first
@@ -753,7 +801,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     results += [r for r in first if not (r.status == "survived" and not r.job.full)]
     if again:
         print(f"  {len(again)} survivors of a partial run: running their module's every test", flush=True)
-        results += _run_all(again, cfg, workers, args.logs)
+        second = _run_all(again, cfg, workers, args.logs)
+        for res in second:
+            cpu[res.module] = cpu.get(res.module, 0.0) + res.cpu
+        results += second
 
     report: dict[str, Any] = {
         "ran_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
@@ -761,7 +812,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     below: list[str] = []
     print()
-    print(f"{'module':<12} {'killed':>7} {'of':>4} {'score':>7}  {'equiv.':>6}  {'pool':>5}")
+    print(f"{'module':<12} {'killed':>7} {'of':>4} {'score':>7}  {'equiv.':>6}  {'pool':>5}  {'cpu s':>6}")
     for name, entry in runnable.items():
         mine = [r for r in results if r.module == name]
         killed = [r for r in mine if r.status in ("killed", "timeout")]
@@ -773,7 +824,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             below.append(name)
         print(
             f"{name:<12} {len(killed):>7} {counted:>4} {score:>7.1%}  {len(entry['equivalent']):>6}  "
-            f"{entry['total']:>5}"
+            f"{entry['total']:>5}  {cpu.get(name, 0.0):>6.0f}"
         )
         report["modules"][name] = {
             "killed": len(killed),
@@ -782,6 +833,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "score": round(score, 4),
             "equivalent_listed": len(entry["equivalent"]),
             "pool": entry["total"],
+            "cpu_seconds": round(cpu.get(name, 0.0), 1),
             "errors": [asdict(r.mutant) for r in errors if r.mutant],
             "survivors": [asdict(r.mutant) for r in survived if r.mutant],
         }
@@ -802,8 +854,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {res.mutant.ident}{tag}\n      {describe(res.mutant, cfg)}")
     elapsed = time.time() - started
     report["seconds"] = round(elapsed, 1)
+    total_cpu = sum(cpu.values())
+    report["cpu_seconds"] = round(total_cpu, 1)
+    report["load_average"] = os.getloadavg()[0]
     print(
-        f"\nran {len(results)} mutants in {elapsed:.0f} s with {workers} workers, started {report['ran_at']}"
+        f"\nran {len(results)} mutants in {elapsed:.0f} s with {workers} workers, "
+        f"started {report['ran_at']}; "
+        f"{total_cpu:.0f} CPU s in the children (a quiet machine with {workers} cores needs about "
+        f"{total_cpu / workers:.0f} s), load average {os.getloadavg()[0]:.1f} at the end"
     )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

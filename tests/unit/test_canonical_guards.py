@@ -163,3 +163,22 @@ def test_a_non_string_key_or_a_foreign_type_takes_the_strict_path() -> None:
     with pytest.raises(CanonicalError):
         dumps_record({"a": object()})
     assert dumps_record(("a", 1)) == rfc8785.dumps(["a", 1])
+
+
+def test_a_refusal_too_deep_to_locate_is_named_at_the_root() -> None:
+    """json reads 500 levels, the path scanner (about three frames a level) does not: the refusal
+    still says what is wrong, at ``$``, never a missing path."""
+    with pytest.raises(CanonicalError) as caught:
+        loads("[" * 500 + "NaN" + "]" * 500)
+    assert caught.value.path == "$"
+    assert "NaN" in caught.value.message
+
+
+def test_paths_are_found_through_whitespace() -> None:
+    """Pretty-printed JSON (spaces, tabs, newlines between tokens) is located like compact JSON."""
+    with pytest.raises(CanonicalError) as caught:
+        loads('{\n\t"a" : [ 1 ,\r\n 2 , ]\n}')
+    assert caught.value.path == "$.a[2]"
+    with pytest.raises(CanonicalError) as caught:
+        loads('{ "a" : { "n" : [ 0 , NaN ] } }')
+    assert caught.value.path == "$.a.n[1]"

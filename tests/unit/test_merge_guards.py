@@ -171,3 +171,68 @@ def test_the_refused_id_is_the_smallest_conflicting_one_whatever_the_order() -> 
         with pytest.raises(MergeConflict) as caught:
             merge_records(order)
         assert caught.value.ids == ("a", "a")
+
+
+class _Tag(str):
+    """A str subclass: not ``type(tag) is str``, so the fast batch hash hands the record to slot_key."""
+
+
+def test_a_record_the_fast_hash_hands_to_slot_key_does_not_stop_the_batch() -> None:
+    """One key per record, in order, also after a record that took the slow path."""
+    from acx.core.merge import slot_keys
+
+    batch = [rec("a", tags=["x", _Tag("t")]), rec("b", tags=["y"]), rec("c", tags=[_Tag("u")]), rec("d")]
+    keys = slot_keys(batch)
+    assert keys == [slot_key(r) for r in batch]
+    assert len(set(keys)) == 4
+    with pytest.raises(AttributeError):  # a tag that is no string at all has no key (never validated)
+        slot_keys([rec("e", tags=[7])])
+
+
+def test_the_same_instant_written_two_ways_keeps_the_smaller_string_in_either_order() -> None:
+    """``...01:00:00+01:00``, ``...00:00:00Z`` and ``...00:00:00.000Z`` are one instant: the survivor
+    keeps the smallest string (UTF-16 order), whichever record arrived first and whichever record is
+    the base (the base is the copy with the smaller canonical bytes: here the one whose summary sorts
+    first, so the base's own timestamp is not always the smallest)."""
+    forms = ["2026-01-01T01:00:00+01:00", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.000Z"]
+    for first in forms:
+        for second in forms:
+            if first == second:
+                continue
+            a, b = rec("x", summary="aa", timestamp=first), rec("x", summary="bb", timestamp=second)
+            want = min(first, second)
+            assert survivor(a, b)["timestamp"] == want, (first, second)
+            assert survivor(b, a)["timestamp"] == want, (first, second)
+
+
+def test_records_of_one_memory_from_two_codebases_are_never_folded() -> None:
+    a, b = field_learned("x", CBF_A), field_learned("x", CBF_B)
+    with pytest.raises(MergeConflict) as caught:
+        survivor(a, b)
+    assert caught.value.reason == "codebaseFingerprint"
+    assert caught.value.ids == ("x", "x")
+
+
+def test_a_missing_title_or_summary_is_filled_from_the_other_copy() -> None:
+    """Text fields take the string when one copy lacks it, also when the copy lacking it is the base
+    (its impact "negative" sorts first in canonical bytes)."""
+    full = rec("x", title="Retry with backoff", summary="a summary")
+    bare = rec("x", xpAwarded=5, impact="negative")
+    del bare["title"]
+    bare["summary"] = None
+    for a, b in ((full, bare), (bare, full)):
+        out = survivor(a, b)
+        assert (out["title"], out["summary"], out["xpAwarded"]) == ("Retry with backoff", "a summary", 5)
+        assert out["impact"] == "negative"
+
+
+def test_a_bystander_is_kept_as_it_was_when_a_fold_lands_on_another_survivor() -> None:
+    """The fold fixpoint refolds only the records that collided; an unrelated survivor passes through."""
+    a = rec("x", summary="short", tags=["p"])
+    b = rec("x", summary="a longer summary", tags=["q"])
+    s = rec("s", title="title x", summary="a longer summary", tags=["p", "q"])
+    u = rec("u", summary="unrelated", tags=["b", "a"])
+    out = merge_records([a, b, s, u])
+    assert [r["id"] for r in out] == ["s", "u"]
+    assert out[1] == merge_records([u])[0]
+    assert out[0] == merge_records([s, a, b])[0]

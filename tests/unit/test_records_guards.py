@@ -221,3 +221,15 @@ def test_a_non_string_key_is_refused_without_echoing_it() -> None:
     record[12345] = "v"
     err = _refusal(record)
     assert "unknown field" in err.message and "12345" not in str(err)
+
+
+def test_the_integer_limit_is_javascripts_max_safe_integer_written_out() -> None:
+    """Known answer, not the module's own constant: 2^53 - 1 is the largest integer every JSON reader
+    (a JavaScript one included) holds exactly; one more is refused, and the message says the number."""
+    assert validate_record(rom(xpAwarded=9007199254740991))["xpAwarded"] == 9007199254740991
+    assert model_accepts(rom(xpAwarded=9007199254740991))
+    err = _refusal(rom(xpAwarded=9007199254740992))
+    assert "9007199254740991" in err.message
+    assert not model_accepts(rom(xpAwarded=9007199254740992))
+    assert validate_record(rom(similarity=-9007199254740991)) is not None
+    assert _refusal(rom(similarity=-9007199254740992)).path == "$.records[2].similarity"
