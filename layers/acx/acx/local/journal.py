@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote_to_bytes, urlsplit
 
+from acx.local import moto_dynamodb
+
 JOURNAL_NAME = "moto.journal"
 KEYS_NAME = "kms-keys.json"
 _FRAME = struct.Struct(">IQI")  # header length, body length, crc32 of header + body
@@ -378,6 +380,23 @@ class JournalApp:
             self.journal.append(entry)
             return self._apply(entry, environ, start_response)
 
+    def dynamodb(self, headers: list[tuple[str, str]], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        """A DynamoDB JSON request from this process, answered by moto's handler without WSGI
+        (:func:`acx.local.moto_dynamodb.call`), journaled like any other when it changes state."""
+        from moto.moto_api._internal import mock_random
+
+        head = dict(headers)
+        if not is_mutating("POST", head, "", body):
+            with self.lock:
+                return moto_dynamodb.call(head, body)
+        entry = Entry("POST", "/", "", headers, body, secrets.randbits(63))
+        with self.lock:
+            self.journal.append(entry)
+            mock_random.seed(entry.seed)
+            answer = moto_dynamodb.call(head, body)
+            self.applied += 1
+            return answer
+
     def _apply(self, entry: Entry, environ: dict[str, Any], start_response: StartResponse) -> list[bytes]:
         from moto.moto_api._internal import mock_random
 
@@ -408,6 +427,11 @@ class JournalApp:
             for entry in self.journal.entries():
                 mock_random.seed(entry.seed)
                 try:
+                    head = dict(entry.headers)
+                    if head.get("x-amz-target", "").startswith(moto_dynamodb.TARGET_PREFIX):
+                        moto_dynamodb.call(head, entry.body)  # as it ran (same handler either way)
+                        count += 1
+                        continue
                     for _ in self.app(_environ_for(entry), lambda *a, **k: None):
                         pass
                 except Exception:  # noqa: S110 - it failed the same way the first time: never acknowledged
@@ -453,9 +477,10 @@ class InProcessTransport:
     Only for a stack whose moto runs in this process; requests for any other address go out as usual.
     """
 
-    def __init__(self, app: WsgiApp, prefixes: tuple[str, ...]) -> None:
+    def __init__(self, app: WsgiApp, prefixes: tuple[str, ...], moto_prefix: str = "") -> None:
         self.app = app
         self.prefixes = prefixes
+        self.moto_prefix = moto_prefix  # DynamoDB requests for it skip WSGI (moto_dynamodb.call)
 
     def __call__(self, request: Any, **_: Any) -> Any:
         from botocore.awsrequest import AWSResponse
@@ -476,6 +501,11 @@ class InProcessTransport:
         ]
         headers = [(k, v) for k, v in headers if k not in ("host", "transfer-encoding")]
         headers.append(("host", parts.netloc))
+        if self.moto_prefix and url.startswith(self.moto_prefix) and request.method == "POST":
+            target = next((v for k, v in headers if k == "x-amz-target"), "")
+            if target.startswith(moto_dynamodb.TARGET_PREFIX):
+                code, head, payload = self._dynamodb(headers, body or b"")
+                return AWSResponse(url, code, head, MockRawResponse(payload))
         environ = _environ_for(Entry(request.method, parts.path or "/", parts.query, headers, body or b"", 0))
         environ["RAW_URI"] = environ["REQUEST_URI"] = (parts.path or "/") + (
             "?" + parts.query if parts.query else ""
@@ -488,3 +518,8 @@ class InProcessTransport:
         payload = b"".join(self.app(environ, start_response))
         code = int(status[0].split(" ", 1)[0])
         return AWSResponse(url, code, dict(status[1]), MockRawResponse(payload))
+
+    def _dynamodb(self, headers: list[tuple[str, str]], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        if isinstance(self.app, JournalApp):
+            return self.app.dynamodb(headers, body)
+        return moto_dynamodb.call(dict(headers), body)  # an in-memory stack: no journal, no lock

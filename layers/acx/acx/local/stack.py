@@ -421,7 +421,7 @@ class LocalStack:
         import boto3
 
         prefixes = (self._moto_endpoint + "/", *(f"{self._gateway.url}/{b}/" for b in self._bucket_names()))
-        hook = journal.InProcessTransport(self._moto.wsgi_app, prefixes)
+        hook = journal.InProcessTransport(self._moto.wsgi_app, prefixes, self._moto_endpoint + "/")
         self._transport_session = boto3._get_default_session()
         self._transport_session.events.register("before-send", hook, unique_id=_TRANSPORT_ID)
 
