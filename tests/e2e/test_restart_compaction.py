@@ -55,7 +55,8 @@ _CHILD = textwrap.dedent(
     app = stack._moto.journal_app
     if point == "before-rename":
         real = journal.os.replace
-        journal.os.replace = lambda src, dst: die() if str(dst).endswith(tuple("0123456789")) else real(src, dst)
+        digits = tuple("0123456789")
+        journal.os.replace = lambda src, dst: die() if str(dst).endswith(digits) else real(src, dst)
     elif point == "after-rename":
         type(app)._remove_before = die
     elif point == "after-remove":
@@ -170,7 +171,9 @@ def test_after_compaction_a_restart_replays_nothing_and_finds_the_same_state(tmp
         api = Serve(data, tmp_path / "log")
         api.endpoint = stack.endpoint
         token = stack.token("cr")
-        status, _ = api.call("POST", "/v1/packages/r/bundles", token, bundle_bytes(generate_records(25, seed=4)))
+        status, _ = api.call(
+            "POST", "/v1/packages/r/bundles", token, bundle_bytes(generate_records(25, seed=4))
+        )
         assert status == 201
         before = _state(api, token, "r")
         app = stack._moto.journal_app

@@ -103,7 +103,11 @@ REQUESTS: list[tuple[str, dict[str, Any]]] = [
     ("GetItem", {"TableName": "nope", "Key": _item("a")}),
     (
         "BatchWriteItem",
-        {"RequestItems": {"t": [{"PutRequest": {"Item": _item(f"r{i:02d}", n={"N": str(i)})}} for i in range(25)]}},
+        {
+            "RequestItems": {
+                "t": [{"PutRequest": {"Item": _item(f"r{i:02d}", n={"N": str(i)})}} for i in range(25)]
+            }
+        },
     ),
     (
         "BatchWriteItem",
@@ -116,8 +120,20 @@ REQUESTS: list[tuple[str, dict[str, Any]]] = [
         "TransactWriteItems",
         {
             "TransactItems": [
-                {"Put": {"TableName": "t", "Item": _item("t1"), "ConditionExpression": "attribute_not_exists(pk)"}},
-                {"Put": {"TableName": "t", "Item": _item("a"), "ConditionExpression": "attribute_not_exists(pk)"}},
+                {
+                    "Put": {
+                        "TableName": "t",
+                        "Item": _item("t1"),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": "t",
+                        "Item": _item("a"),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
             ]
         },
     ),
@@ -168,7 +184,8 @@ def test_every_answer_equals_moto_s_server_answer_and_the_state_stays_equal(twin
     # Some of them failed as AWS documents (limits, conditions, unknown table): the same ones.
     assert codes == [200, 400, 400, 200, 400, 200, 400, 200, 400, 400, 400, 400, 200, 200, 200, 200]
     scans = [
-        boto3.client("dynamodb", region_name=r).scan(TableName="t", ConsistentRead=True)["Items"] for r in REGIONS
+        boto3.client("dynamodb", region_name=r).scan(TableName="t", ConsistentRead=True)["Items"]
+        for r in REGIONS
     ]
     assert sorted(json.dumps(i, default=repr, sort_keys=True) for i in scans[0]) == sorted(
         json.dumps(i, default=repr, sort_keys=True) for i in scans[1]
@@ -176,7 +193,9 @@ def test_every_answer_equals_moto_s_server_answer_and_the_state_stays_equal(twin
     assert len(scans[0]) == 25  # the 25 batch puts; not t1 (its transaction was cancelled), nor a
 
 
-def test_a_body_that_is_not_json_is_a_serialization_error_and_an_unknown_action_is_not_run(twins: None) -> None:
+def test_a_body_that_is_not_json_is_a_serialization_error_and_an_unknown_action_is_not_run(
+    twins: None,
+) -> None:
     code, doc = _via_call("PutItem", b"{not json", REGIONS[1])
     assert code == 400 and doc["__type"].endswith("SerializationException")
     with pytest.raises(NotImplementedError):

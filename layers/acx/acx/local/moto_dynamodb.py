@@ -137,7 +137,9 @@ def _batch_write_item(self: Any) -> Any:
         kind, body = next(iter(request.items()))
         attrs = body.get("Item") if kind == "PutRequest" else body.get("Key")
         if not isinstance(attrs, dict):
-            raise MockValidationException(f"One or more parameter values were invalid: {kind} without its item")
+            raise MockValidationException(
+                f"One or more parameter values were invalid: {kind} without its item"
+            )
         names = [table.hash_key_attr] + ([table.range_key_attr] if table.range_key_attr else [])
         if any(n not in attrs for n in names):
             raise MockValidationException("The provided key element does not match the schema")
@@ -163,7 +165,8 @@ def _batch_write_item(self: Any) -> Any:
             self.dynamodb_backend.delete_item(table_name, key)
     response = {
         "ConsumedCapacity": [
-            {"TableName": name, "CapacityUnits": 1.0, "Table": {"CapacityUnits": 1.0}} for name in table_batches
+            {"TableName": name, "CapacityUnits": 1.0, "Table": {"CapacityUnits": 1.0}}
+            for name in table_batches
         ],
         "ItemCollectionMetrics": {},
         "UnprocessedItems": {},
@@ -423,10 +426,11 @@ _ACTIONS: frozenset[str] = frozenset()
 
 
 def _actions() -> frozenset[str]:
-    from moto.core.utils import camelcase_to_underscores
+    from moto.core.utils import camelcase_to_underscores, get_service_model
     from moto.dynamodb.responses import DynamoHandler
-    from moto.core.utils import get_service_model
 
     # The API's operations that DynamoHandler implements (not its helpers, such as setup_class).
     operations = get_service_model("dynamodb").operation_names
-    return frozenset(op for op in operations if callable(getattr(DynamoHandler, camelcase_to_underscores(op), None)))
+    return frozenset(
+        op for op in operations if callable(getattr(DynamoHandler, camelcase_to_underscores(op), None))
+    )

@@ -70,7 +70,7 @@ def _backends() -> list[tuple[str, str, str, Any]]:
     from moto.core.base_backend import BackendDict
 
     out = []
-    for backend_dict in list(BackendDict._instances):
+    for backend_dict in list(BackendDict._instances):  # type: ignore[misc]
         name = backend_dict.service_name
         if get_backend(name) is not backend_dict:  # type: ignore[call-overload]
             raise RuntimeError(f"moto backend {name!r} cannot be found again by name: no snapshot")

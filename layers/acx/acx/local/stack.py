@@ -671,7 +671,9 @@ def _serve_moto(
     parent = os.getppid()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    server = journal.serve(Path(data_dir) if data_dir else None, port, fsync=fsync, compact_bytes=compact_bytes)
+    server = journal.serve(
+        Path(data_dir) if data_dir else None, port, fsync=fsync, compact_bytes=compact_bytes
+    )
     try:
         while os.getppid() == parent and not stop.wait(0.5):  # exit with the parent, never linger
             pass
