@@ -94,13 +94,26 @@ def _parse_parameters(self: Any, request: Any) -> None:
 def _contains_duplicates(self: Any, keys: list[Any]) -> bool:
     """moto's check compares each key with every one before it (quadratic: 3% of an ingest in
     BatchGetItem); the same answer from one pass over canonical JSON."""
-    seen = set()
+    seen: set[Any] = set()
     for k in keys:
-        marker = json.dumps(k, sort_keys=True, default=repr) if not isinstance(k, str) else k
+        marker = _key_marker(k)
         if marker in seen:
             return True
         seen.add(marker)
     return False
+
+
+def _key_marker(key: Any) -> Any:
+    """A hashable value equal for equal keys: (name, type, value) triples for the usual scalar keys,
+    else canonical JSON."""
+    if isinstance(key, dict) and all(isinstance(av, dict) and len(av) == 1 for av in key.values()):
+        marker = tuple(sorted((n, *next(iter(av.items()))) for n, av in key.items()))
+        try:
+            hash(marker)
+            return marker
+        except TypeError:
+            pass
+    return json.dumps(key, sort_keys=True, default=repr) if not isinstance(key, str) else key
 
 
 def _batch_write_item(self: Any) -> Any:
@@ -366,13 +379,12 @@ def call(headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], byt
     from moto.core.exceptions import ServiceException
     from moto.core.responses import ActionResult
     from moto.core.utils import camelcase_to_underscores
-    from moto.dynamodb.responses import DynamoHandler
     from moto.utilities.aws_headers import gen_amz_crc32
     from werkzeug.exceptions import HTTPException
 
     target = headers.get("x-amz-target", "")
     action = target[len(TARGET_PREFIX) :] if target.startswith(TARGET_PREFIX) else ""
-    handler = DynamoHandler()
+    handler = _handler_class()()
     handler.headers = {
         "Authorization": headers.get("authorization", ""),
         "X-Amz-Target": target,
@@ -419,6 +431,29 @@ def call(headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], byt
     gen_amz_crc32(data, out_headers)
     out_headers.pop("status", None)
     return int(status), {str(k): str(v) for k, v in out_headers.items()}, data
+
+
+_HANDLER: Any = None
+
+
+def _handler_class() -> Any:
+    """DynamoHandler whose backend is looked up once per request, not once per key of a batch
+    (``dynamodb_backend`` is a property that walks moto's account and region dicts each time)."""
+    global _HANDLER
+    if _HANDLER is None:
+        from moto.dynamodb.models import dynamodb_backends
+        from moto.dynamodb.responses import DynamoHandler
+
+        class Handler(DynamoHandler):
+            @property
+            def dynamodb_backend(self) -> Any:
+                backend = self.__dict__.get("_backend")
+                if backend is None:
+                    backend = self.__dict__["_backend"] = dynamodb_backends[self.current_account][self.region]
+                return backend
+
+        _HANDLER = Handler
+    return _HANDLER
 
 
 #: The DynamoDB actions moto implements (method names of DynamoHandler), computed once.
