@@ -202,9 +202,10 @@ def _listing_rows(endpoint: str, token: str, n: int) -> list[dict[str, Any]]:
 
 def _durability_rows(data: Path, stack_kw: dict[str, Any], n: int) -> list[dict[str, Any]]:
     """What the journal holds after the bench, and how long a restart on it takes (replay)."""
+    from acx.local.journal import is_state_file
     from acx.local.stack import LocalStack
 
-    size = (data / "moto.journal").stat().st_size
+    size = sum(p.stat().st_size for p in data.iterdir() if is_state_file(p.name))  # journals + snapshot
     started = time.perf_counter()
     with LocalStack(**stack_kw) as stack:
         seconds = time.perf_counter() - started
@@ -214,7 +215,7 @@ def _durability_rows(data: Path, stack_kw: dict[str, Any], n: int) -> list[dict[
     note = f"after the rows above ({n // 1000}k-record upload + inline uploads); log size {doc.get('size')}"
     return [
         {
-            "name": "stack journal size after the bench",
+            "name": "stack journal + snapshot size after the bench",
             "value": round(size / 1e6, 1),
             "unit": "MB",
             "baseline": None,

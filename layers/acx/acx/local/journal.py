@@ -39,10 +39,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote_to_bytes, urlsplit
 
+from acx.local import moto_dynamodb
+
 JOURNAL_NAME = "moto.journal"
+SNAPSHOT_NAME = "moto.snapshot"
 KEYS_NAME = "kms-keys.json"
 _FRAME = struct.Struct(">IQI")  # header length, body length, crc32 of header + body
 _MAGIC = b"ACXJ1\n"
+_SNAP_MAGIC = b"ACXS1\n"
+_SNAP_HEAD = struct.Struct(">QI")  # pickle length, crc32 of the pickle
+#: Compact while running once the journal since the last snapshot is this large (and larger than the
+#: snapshot): a restart then replays at most about this much. docs/LOCAL.md has the figures.
+COMPACT_BYTES = 512 * 1024 * 1024
 
 #: Actions that change no durable state (or only per-delivery state), per service.
 READ_ONLY: dict[str, frozenset[str]] = {
@@ -163,8 +171,8 @@ class Journal:
             with self.path.open("r+b") as fh:
                 fh.truncate(good)
 
-    def append(self, entry: Entry) -> None:
-        """Write one frame and (with ``fsync``) make it durable before returning."""
+    def append(self, entry: Entry) -> int:
+        """Write one frame and (with ``fsync``) make it durable before returning; returns its size."""
         if self._fh is None:
             new = not self.path.exists() or self.path.stat().st_size == 0
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -179,11 +187,103 @@ class Journal:
         self._fh.write(_FRAME.pack(len(head), len(entry.body), zlib.crc32(payload)) + payload)
         if self.fsync:
             os.fdatasync(self._fh.fileno())
+        return _FRAME.size + len(payload)
 
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def journal_file(data_dir: Path, generation: int) -> Path:
+    """The journal of the requests after snapshot ``generation`` (0: no snapshot, the first journal)."""
+    return data_dir / (JOURNAL_NAME if generation == 0 else f"{JOURNAL_NAME}.{generation}")
+
+
+def snapshot_file(data_dir: Path, generation: int) -> Path:
+    return data_dir / f"{SNAPSHOT_NAME}.{generation}"
+
+
+def generations(data_dir: Path) -> tuple[list[int], list[int]]:
+    """(snapshot generations, journal generations) present in ``data_dir``, ascending."""
+    snaps: list[int] = []
+    journals: list[int] = []
+    for path in data_dir.iterdir() if data_dir.is_dir() else ():
+        name = path.name
+        if name == JOURNAL_NAME:
+            journals.append(0)
+        elif name.startswith(JOURNAL_NAME + ".") and name[len(JOURNAL_NAME) + 1 :].isdigit():
+            journals.append(int(name[len(JOURNAL_NAME) + 1 :]))
+        elif name.startswith(SNAPSHOT_NAME + ".") and name[len(SNAPSHOT_NAME) + 1 :].isdigit():
+            snaps.append(int(name[len(SNAPSHOT_NAME) + 1 :]))
+    return sorted(snaps), sorted(journals)
+
+
+def is_state_file(name: str) -> bool:
+    """A journal or snapshot file name (any generation), or a temporary file of one."""
+    base = name[:-4] if name.endswith(".tmp") else name
+    for prefix in (JOURNAL_NAME, SNAPSHOT_NAME):
+        if base == JOURNAL_NAME or (base.startswith(prefix + ".") and base[len(prefix) + 1 :].isdigit()):
+            return True
+    return False
+
+
+class _Crc:
+    """A write-through file wrapper that counts bytes and their crc32 (the snapshot's checksum)."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+        self.crc = 0
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.crc = zlib.crc32(data, self.crc)
+        self.size += len(data)
+        return int(self.fh.write(data))
+
+
+def _fsync_dir(path: Path) -> None:
+    dfd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def read_snapshot(path: Path) -> bytes:
+    """The pickle of a snapshot file, checked (a snapshot is renamed into place only once complete,
+    so a bad one is corruption, never a torn write: JournalCorrupt)."""
+    data = path.read_bytes()
+    if not data.startswith(_SNAP_MAGIC) or len(data) < len(_SNAP_MAGIC) + _SNAP_HEAD.size:
+        raise JournalCorrupt(f"{path}: not an acx local snapshot")
+    size, crc = _SNAP_HEAD.unpack_from(data, len(_SNAP_MAGIC))
+    body = data[len(_SNAP_MAGIC) + _SNAP_HEAD.size :]
+    if len(body) != size or zlib.crc32(body) != crc:
+        raise JournalCorrupt(f"{path}: snapshot fails its checksum")
+    return body
+
+
+def write_snapshot(path: Path, fsync: bool = True) -> int:
+    """Pickle this process's moto to ``path`` (tmp file, fsync, rename, fsync dir); returns bytes.
+    The caller holds the mutation lock, so the snapshot is one consistent state."""
+    from acx.local import snapshot
+
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb", buffering=1024 * 1024) as fh:
+        fh.write(_SNAP_MAGIC + _SNAP_HEAD.pack(0, 0))
+        counted = _Crc(fh)
+        snapshot.dump(counted)  # type: ignore[arg-type]
+        fh.flush()
+        fh.seek(len(_SNAP_MAGIC))
+        fh.write(_SNAP_HEAD.pack(counted.size, counted.crc))
+        fh.flush()
+        if fsync:
+            os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    if fsync:
+        _fsync_dir(path.parent)
+    return len(_SNAP_MAGIC) + _SNAP_HEAD.size + counted.size
 
 
 def write_private(path: Path, data: bytes) -> None:
@@ -341,14 +441,33 @@ def _environ_for(entry: Entry) -> dict[str, Any]:
 
 
 class JournalApp:
-    """WSGI middleware in front of moto: journal, then apply, one mutation at a time."""
+    """WSGI middleware in front of moto: journal, then apply, one mutation at a time.
 
-    def __init__(self, app: WsgiApp, journal: Journal, keys: KeyStore) -> None:
+    The state on disk is a snapshot of generation G (none for G = 0) plus the journals of
+    generations >= G, in order; :meth:`compact` starts generation G + 1 (see :meth:`compact`).
+    """
+
+    def __init__(
+        self,
+        app: WsgiApp,
+        data_dir: Path,
+        keys: KeyStore,
+        *,
+        fsync: bool = True,
+        compact_bytes: int = COMPACT_BYTES,
+    ) -> None:
         self.app = app
-        self.journal = journal
+        self.data_dir = data_dir
+        self.fsync = fsync
         self.keys = keys
         self.lock = threading.Lock()
         self.applied = 0
+        self.generation = 0
+        self.journal = Journal(journal_file(data_dir, 0), fsync=fsync)
+        self.compact_bytes = compact_bytes
+        self.tail_bytes = 0  # journal bytes since the last snapshot
+        self.snapshot_bytes = 0
+        self.stats: dict[str, float] = {}  # what the last replay and compaction cost (docs, bench)
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         method = str(environ.get("REQUEST_METHOD", "GET")).upper()
@@ -375,8 +494,31 @@ class JournalApp:
         path = raw or quote(str(environ.get("PATH_INFO", "")).encode("latin-1"), safe="/")
         entry = Entry(method, path, query, headers, body, secrets.randbits(63))
         with self.lock:
-            self.journal.append(entry)
-            return self._apply(entry, environ, start_response)
+            self.tail_bytes += self.journal.append(entry)
+            try:
+                return self._apply(entry, environ, start_response)
+            finally:
+                self._maybe_compact()
+
+    def dynamodb(self, headers: list[tuple[str, str]], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        """A DynamoDB JSON request from this process, answered by moto's handler without WSGI
+        (:func:`acx.local.moto_dynamodb.call`), journaled like any other when it changes state."""
+        from moto.moto_api._internal import mock_random
+
+        head = dict(headers)
+        if not is_mutating("POST", head, "", body):
+            with self.lock:
+                return moto_dynamodb.call(head, body)
+        entry = Entry("POST", "/", "", headers, body, secrets.randbits(63))
+        with self.lock:
+            self.tail_bytes += self.journal.append(entry)
+            mock_random.seed(entry.seed)
+            try:
+                answer = moto_dynamodb.call(head, body)
+            finally:
+                self.applied += 1
+                self._maybe_compact()
+            return answer
 
     def _apply(self, entry: Entry, environ: dict[str, Any], start_response: StartResponse) -> list[bytes]:
         from moto.moto_api._internal import mock_random
@@ -400,25 +542,114 @@ class JournalApp:
         return chunks
 
     def replay(self) -> int:
-        """Apply every journaled entry to this (fresh) moto, then restore the keys; returns the count."""
+        """Load the newest snapshot, apply every journaled entry after it to this (fresh) moto, then
+        restore the keys; returns the count of entries replayed. Compacts when the journal replayed
+        was long (so the next start is short even if this run ends with ``kill -9``)."""
+        import time
+
         from moto.moto_api._internal import mock_random
 
+        from acx.local import snapshot
+
+        cpu, wall = time.process_time(), time.perf_counter()
         count = 0
         with self.lock:
-            for entry in self.journal.entries():
-                mock_random.seed(entry.seed)
-                try:
-                    for _ in self.app(_environ_for(entry), lambda *a, **k: None):
-                        pass
-                except Exception:  # noqa: S110 - it failed the same way the first time: never acknowledged
-                    pass
-                count += 1
+            snaps, journals = generations(self.data_dir)
+            base = snaps[-1] if snaps else 0
+            if base:
+                data = read_snapshot(snapshot_file(self.data_dir, base))
+                self.snapshot_bytes = len(data)
+                snapshot.load(data)
+            self.stats["snapshot_load_cpu"] = time.process_time() - cpu
+            tail = [g for g in journals if g >= base]
+            for generation in tail:
+                journal = Journal(journal_file(self.data_dir, generation), fsync=self.fsync)
+                for entry in journal.entries():
+                    self._replay_one(entry, mock_random)
+                    count += 1
+                self.tail_bytes += journal_file(self.data_dir, generation).stat().st_size
+            self.generation = max([base, *tail])
+            self.journal = Journal(journal_file(self.data_dir, self.generation), fsync=self.fsync)
+            self._remove_before(base)
             self.keys.restore()
             mock_random.seed(secrets.randbits(63))
+            self.stats.update(
+                replayed=count,
+                replayed_bytes=self.tail_bytes,
+                replay_cpu=time.process_time() - cpu,
+                replay_wall=time.perf_counter() - wall,
+            )
+            if self.tail_bytes > self.compact_bytes:
+                self._compact_locked()
         return count
 
+    def _replay_one(self, entry: Entry, mock_random: Any) -> None:
+        mock_random.seed(entry.seed)
+        try:
+            head = dict(entry.headers)
+            if head.get("x-amz-target", "").startswith(moto_dynamodb.TARGET_PREFIX):
+                moto_dynamodb.call(head, entry.body)  # as it ran (same handler either way)
+                return
+            for _ in self.app(_environ_for(entry), lambda *a, **k: None):
+                pass
+        except Exception:  # noqa: S110 - it failed the same way the first time: never acknowledged
+            pass
 
-def serve(data_dir: Path | None, port: int, *, fsync: bool = True) -> Any:
+    def compact(self) -> int:
+        """Snapshot moto now and start a new journal generation; returns the snapshot's size."""
+        with self.lock:
+            return self._compact_locked()
+
+    def _maybe_compact(self) -> None:
+        if self.tail_bytes > max(self.compact_bytes, self.snapshot_bytes):
+            self._compact_locked()
+
+    def _compact_locked(self) -> int:
+        """Under the mutation lock: snapshot G + 1 = the state after every entry journaled so far.
+
+        Crash-safe by order: (1) the snapshot is written to a tmp file, fsynced and renamed into
+        place; (2) only then are the older journals and snapshots deleted; (3) new entries go to
+        journal G + 1. A crash before the rename leaves snapshot G and journal G, which still hold
+        everything (the tmp file is ignored and removed); a crash after it leaves snapshot G + 1,
+        which holds everything the older files did (they are removed at the next start).
+        """
+        import time
+
+        cpu, wall = time.process_time(), time.perf_counter()
+        new = self.generation + 1
+        size = write_snapshot(snapshot_file(self.data_dir, new), fsync=self.fsync)
+        self.journal.close()
+        self.generation = new
+        self.journal = Journal(journal_file(self.data_dir, new), fsync=self.fsync)
+        self._remove_before(new)
+        self.snapshot_bytes, self.tail_bytes = size, 0
+        self.stats.update(
+            compact_cpu=time.process_time() - cpu,
+            compact_wall=time.perf_counter() - wall,
+            snapshot_bytes=size,
+        )
+        return size
+
+    def _remove_before(self, generation: int) -> None:
+        """Delete the journals and snapshots a snapshot of ``generation`` covers, and tmp files."""
+        snaps, journals = generations(self.data_dir)
+        doomed = [snapshot_file(self.data_dir, g) for g in snaps if g < generation]
+        doomed += [journal_file(self.data_dir, g) for g in journals if g < generation]
+        doomed += [p for p in self.data_dir.glob("moto.*.tmp")]
+        for path in doomed:
+            path.unlink(missing_ok=True)
+        if doomed and self.fsync:
+            _fsync_dir(self.data_dir)
+
+    def close(self, compact: bool = True) -> None:
+        """A clean stop: snapshot what the journal holds since the last one (a fast next start)."""
+        with self.lock:
+            if compact and self.tail_bytes:
+                self._compact_locked()
+            self.journal.close()
+
+
+def serve(data_dir: Path | None, port: int, *, fsync: bool = True, compact_bytes: int = COMPACT_BYTES) -> Any:
     """Start a moto server on 127.0.0.1:``port`` (0 = any), journaled under ``data_dir`` when given.
 
     Returns the started werkzeug server (``server_address``, ``shutdown()``) after any replay.
@@ -434,7 +665,7 @@ def serve(data_dir: Path | None, port: int, *, fsync: bool = True) -> Any:
 
         moto_api_backend.reset()  # an in-process moto may hold a previous stack's state: replay onto none
         journal_app = JournalApp(
-            app, Journal(data_dir / JOURNAL_NAME, fsync=fsync), KeyStore(data_dir / KEYS_NAME)
+            app, data_dir, KeyStore(data_dir / KEYS_NAME), fsync=fsync, compact_bytes=compact_bytes
         )
         journal_app.replay()
         app = journal_app
@@ -453,9 +684,10 @@ class InProcessTransport:
     Only for a stack whose moto runs in this process; requests for any other address go out as usual.
     """
 
-    def __init__(self, app: WsgiApp, prefixes: tuple[str, ...]) -> None:
+    def __init__(self, app: WsgiApp, prefixes: tuple[str, ...], moto_prefix: str = "") -> None:
         self.app = app
         self.prefixes = prefixes
+        self.moto_prefix = moto_prefix  # DynamoDB requests for it skip WSGI (moto_dynamodb.call)
 
     def __call__(self, request: Any, **_: Any) -> Any:
         from botocore.awsrequest import AWSResponse
@@ -476,6 +708,11 @@ class InProcessTransport:
         ]
         headers = [(k, v) for k, v in headers if k not in ("host", "transfer-encoding")]
         headers.append(("host", parts.netloc))
+        if self.moto_prefix and url.startswith(self.moto_prefix) and request.method == "POST":
+            target = next((v for k, v in headers if k == "x-amz-target"), "")
+            if target.startswith(moto_dynamodb.TARGET_PREFIX):
+                code, head, payload = self._dynamodb(headers, body or b"")
+                return AWSResponse(url, code, head, MockRawResponse(payload))
         environ = _environ_for(Entry(request.method, parts.path or "/", parts.query, headers, body or b"", 0))
         environ["RAW_URI"] = environ["REQUEST_URI"] = (parts.path or "/") + (
             "?" + parts.query if parts.query else ""
@@ -488,3 +725,8 @@ class InProcessTransport:
         payload = b"".join(self.app(environ, start_response))
         code = int(status[0].split(" ", 1)[0])
         return AWSResponse(url, code, dict(status[1]), MockRawResponse(payload))
+
+    def _dynamodb(self, headers: list[tuple[str, str]], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        if isinstance(self.app, JournalApp):
+            return self.app.dynamodb(headers, body)
+        return moto_dynamodb.call(dict(headers), body)  # an in-memory stack: no journal, no lock

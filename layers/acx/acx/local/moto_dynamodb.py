@@ -36,12 +36,14 @@ import base64
 import copy
 import json
 import threading
+import zlib
 from typing import Any
 
 _LOCK = threading.RLock()
 _INSTALLED = False
 MAX_TRANSACTION_BYTES = 4 * 1024 * 1024  # "The aggregate size of the items ... cannot exceed 4 MB"
 MAX_ITEM_BYTES = 400 * 1024  # "The maximum item size in DynamoDB is 400 KB" (names + values)
+MAX_BATCH_WRITE = 25  # BatchWriteItem: "up to 25 item put or delete operations"
 
 
 def install() -> None:
@@ -55,10 +57,14 @@ def install() -> None:
 
     DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
     DynamoHandler.parse_parameters = _parse_parameters  # type: ignore[method-assign]
+    DynamoHandler.batch_write_item = _batch_write_item  # type: ignore[method-assign]
+    DynamoHandler._contains_duplicates = _contains_duplicates  # type: ignore[method-assign]
     Item.__init__ = _item_init  # type: ignore[method-assign]
     from acx.local import moto_query
 
     moto_query.install()  # paged Query in O(page), not O(table): acx/local/moto_query.py
+    global _ACTIONS
+    _ACTIONS = _actions()
     _INSTALLED = True
 
 
@@ -83,6 +89,102 @@ def _parse_parameters(self: Any, request: Any) -> None:
         self.params = {}
         return
     self.params = _attribute_values(json.loads(body))
+
+
+def _contains_duplicates(self: Any, keys: list[Any]) -> bool:
+    """moto's check compares each key with every one before it (quadratic: 3% of an ingest in
+    BatchGetItem); the same answer from one pass over canonical JSON."""
+    seen: set[Any] = set()
+    for k in keys:
+        marker = _key_marker(k)
+        if marker in seen:
+            return True
+        seen.add(marker)
+    return False
+
+
+def _key_marker(key: Any) -> Any:
+    """A hashable value equal for equal keys: (name, type, value) triples for the usual scalar keys,
+    else canonical JSON."""
+    if isinstance(key, dict) and all(isinstance(av, dict) and len(av) == 1 for av in key.values()):
+        marker = tuple(sorted((n, *next(iter(av.items()))) for n, av in key.items()))
+        try:
+            hash(marker)
+            return marker
+        except TypeError:
+            pass
+    return json.dumps(key, sort_keys=True, default=repr) if not isinstance(key, str) else key
+
+
+def _batch_write_item(self: Any) -> Any:
+    """BatchWriteItem with the refusals the API reference lists, checked before anything is written
+    (stock moto takes any number of requests, writes the puts before an oversized one, and only
+    refuses duplicates that are equal whole items):
+
+    - more than 25 put/delete requests in all, or none, a request with neither or both kinds:
+      ValidationException;
+    - an item over 400 KB: ValidationException (25 items of at most 400 KB stay under the 16 MB a
+      request may carry, so that limit cannot be reached on its own);
+    - a table that does not exist: ResourceNotFoundException;
+    - a key missing from an item or a Key, or two requests on one item: ValidationException.
+    The writes themselves, and the answer, are moto's.
+    """
+    from moto.core.responses import ActionResult
+    from moto.dynamodb.exceptions import MockValidationException
+    from moto.dynamodb.responses import validate_put_has_empty_keys
+
+    table_batches = self.body.get("RequestItems") or {}
+    requests = [(name, req) for name, reqs in table_batches.items() for req in reqs]
+    if not requests or len(requests) > MAX_BATCH_WRITE:
+        raise MockValidationException(
+            "1 validation error detected: Value at 'requestItems' failed to satisfy constraint: "
+            f"Member must have length less than or equal to {MAX_BATCH_WRITE}"
+        )
+    puts: list[tuple[str, dict[str, Any]]] = []
+    deletes: list[tuple[str, dict[str, Any]]] = []
+    seen: set[tuple[str, str]] = set()
+    for table_name, request in requests:
+        table = self.dynamodb_backend.get_table(table_name)  # ResourceNotFoundException
+        if len(request) != 1 or next(iter(request)) not in ("PutRequest", "DeleteRequest"):
+            raise MockValidationException("A WriteRequest must hold exactly one PutRequest or DeleteRequest")
+        kind, body = next(iter(request.items()))
+        attrs = body.get("Item") if kind == "PutRequest" else body.get("Key")
+        if not isinstance(attrs, dict):
+            raise MockValidationException(
+                f"One or more parameter values were invalid: {kind} without its item"
+            )
+        names = [table.hash_key_attr] + ([table.range_key_attr] if table.range_key_attr else [])
+        if any(n not in attrs for n in names):
+            raise MockValidationException("The provided key element does not match the schema")
+        if kind == "PutRequest":
+            validate_put_has_empty_keys(
+                attrs,
+                table,
+                custom_error_msg="One or more parameter values are not valid. The AttributeValue for a key "
+                "attribute cannot contain an empty string value. Key: {}",
+            )
+        size = _attributes_size(attrs)
+        if kind == "PutRequest" and size > MAX_ITEM_BYTES:
+            raise MockValidationException(_ITEM_TOO_LARGE)
+        marker = (table_name, json.dumps({n: attrs[n] for n in names}, sort_keys=True, default=repr))
+        if marker in seen:
+            raise MockValidationException("Provided list of item keys contains duplicates")
+        seen.add(marker)
+        (puts if kind == "PutRequest" else deletes).append((table_name, attrs))
+    with _LOCK:
+        for table_name, item in puts:
+            self.dynamodb_backend.put_item(table_name, item)
+        for table_name, key in deletes:
+            self.dynamodb_backend.delete_item(table_name, key)
+    response = {
+        "ConsumedCapacity": [
+            {"TableName": name, "CapacityUnits": 1.0, "Table": {"CapacityUnits": 1.0}}
+            for name in table_batches
+        ],
+        "ItemCollectionMetrics": {},
+        "UnprocessedItems": {},
+    }
+    return ActionResult(response)
 
 
 def _item_init(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
@@ -252,3 +354,118 @@ def _apply(backend: Any, op_type: str, op: dict[str, Any], key: dict[str, Any]) 
             expression_attribute_names=names,
             expression_attribute_values=values,
         )
+
+
+# --------------------------------------------------------------------------- direct dispatch
+
+TARGET_PREFIX = "DynamoDB_20120810."
+
+
+def call(headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+    """One DynamoDB JSON request, answered by moto's own ``DynamoHandler`` action, without Flask.
+
+    moto's server path spends more on the way to the handler than in it (py-spy on a presigned
+    ingest: werkzeug + Flask request contexts, the domain dispatcher listing moto's package directory
+    on disk for every request, ``setup_class``'s query-string and form parsing, ``inspect.getmembers``
+    of the handler class per call: about a third of the ingest's CPU). DynamoDB's protocol needs none
+    of it: the action is the ``X-Amz-Target`` header, the parameters are the JSON body (parsed by
+    :func:`_parse_parameters`), the account comes from the access key and the region from the
+    signature's credential scope, as moto derives them. The action method, its validation, its
+    ``ServiceException`` answers (400 with ``__type``) and moto's response serialiser are moto's, so
+    the answers are the server's (pinned against the WSGI path in tests/integration/test_moto_dynamodb.py).
+
+    ``headers``: lower-case names. The caller serialises state-changing calls (the journal's lock).
+    """
+    from moto.core.exceptions import ServiceException
+    from moto.core.responses import ActionResult
+    from moto.core.utils import camelcase_to_underscores
+    from moto.utilities.aws_headers import gen_amz_crc32
+    from werkzeug.exceptions import HTTPException
+
+    target = headers.get("x-amz-target", "")
+    action = target[len(TARGET_PREFIX) :] if target.startswith(TARGET_PREFIX) else ""
+    handler = _handler_class()()
+    handler.headers = {
+        "Authorization": headers.get("authorization", ""),
+        "X-Amz-Target": target,
+        "x-amz-target": target,
+    }
+    handler.querystring = {}
+    handler.uri_match = {}
+    handler.method = "POST"
+    handler.response_headers = {"server": "amazon.com"}
+    auth = headers.get("authorization", "")
+    scope = auth.split("Credential=", 1)[1].split(",", 1)[0].split("/") if "Credential=" in auth else []
+    handler.region = scope[2] if len(scope) >= 5 else "us-east-1"
+    handler.current_account = handler.get_current_account()
+    handler.partition = "aws"
+    method = getattr(handler, camelcase_to_underscores(action), None) if action else None
+    if not action or method is None or action not in _ACTIONS:
+        raise NotImplementedError(f"The {action or target!r} action has not been implemented")
+    try:
+        params = _attribute_values(json.loads(body)) if body else {}
+    except ValueError:
+        params = None
+    if not isinstance(params, dict):
+        data = json.dumps({"__type": "com.amazon.coral.service#SerializationException"}).encode()
+        return 400, {"content-type": "application/x-amz-json-1.0", "x-amz-crc32": str(zlib.crc32(data))}, data
+    handler.params = params
+    handler.body = params
+    out_headers: dict[str, Any] = handler.response_headers
+    try:
+        response = method()
+    except ServiceException as exc:
+        status, se_headers, content = handler.serialized(ActionResult(exc))
+        se_headers["status"] = status
+        response = content, se_headers
+    except HTTPException as exc:
+        response = exc.description, {**dict(exc.get_headers() or []), "status": exc.code}
+    if isinstance(response, ActionResult):
+        status, out_headers, content = handler.serialized(response)
+    elif isinstance(response, str):
+        status, content = 200, response
+    else:
+        status, out_headers, content = handler._transform_response(out_headers, response)
+    out_headers, content = handler._enrich_response(out_headers, content)
+    data = content if isinstance(content, bytes) else str(content).encode("utf-8")
+    gen_amz_crc32(data, out_headers)
+    out_headers.pop("status", None)
+    return int(status), {str(k): str(v) for k, v in out_headers.items()}, data
+
+
+_HANDLER: Any = None
+
+
+def _handler_class() -> Any:
+    """DynamoHandler whose backend is looked up once per request, not once per key of a batch
+    (``dynamodb_backend`` is a property that walks moto's account and region dicts each time)."""
+    global _HANDLER
+    if _HANDLER is None:
+        from moto.dynamodb.models import dynamodb_backends
+        from moto.dynamodb.responses import DynamoHandler
+
+        class Handler(DynamoHandler):
+            @property
+            def dynamodb_backend(self) -> Any:
+                backend = self.__dict__.get("_backend")
+                if backend is None:
+                    backend = self.__dict__["_backend"] = dynamodb_backends[self.current_account][self.region]
+                return backend
+
+        _HANDLER = Handler
+    return _HANDLER
+
+
+#: The DynamoDB actions moto implements (method names of DynamoHandler), computed once.
+_ACTIONS: frozenset[str] = frozenset()
+
+
+def _actions() -> frozenset[str]:
+    from moto.core.utils import camelcase_to_underscores, get_service_model
+    from moto.dynamodb.responses import DynamoHandler
+
+    # The API's operations that DynamoHandler implements (not its helpers, such as setup_class).
+    operations = get_service_model("dynamodb").operation_names
+    return frozenset(
+        op for op in operations if callable(getattr(DynamoHandler, camelcase_to_underscores(op), None))
+    )

@@ -13,6 +13,7 @@ tenant: it is a development issuer, never expose the stack beyond this host.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -71,9 +72,27 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="journal without fsync: survives kill -9, not a power cut (faster on slow disks)",
     )
+    parser.add_argument(
+        "--compact-mb",
+        type=float,
+        default=None,
+        help="compact the journal (snapshot + new journal) once it grows past this many MB "
+        "(default: $ACX_LOCAL_COMPACT_MB, else 512); a clean stop always compacts",
+    )
     args = parser.parse_args(argv)
 
+    from acx.local.journal import COMPACT_BYTES
     from acx.local.stack import DataDirBusy, LocalStack, default_data_dir, reset_data_dir
+
+    compact_mb = args.compact_mb
+    if compact_mb is None and os.environ.get("ACX_LOCAL_COMPACT_MB"):
+        try:
+            compact_mb = float(os.environ["ACX_LOCAL_COMPACT_MB"])
+        except ValueError:
+            parser.error("ACX_LOCAL_COMPACT_MB must be a number of MB")
+    if compact_mb is not None and compact_mb < 0:
+        parser.error("--compact-mb must be >= 0")
+    compact_bytes = COMPACT_BYTES if compact_mb is None else int(compact_mb * 1024 * 1024)
 
     data = None if args.ephemeral else (args.data or default_data_dir())
     if args.reset:
@@ -98,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             verify_interval=args.verify_interval or None,
             data_dir=data,
             fsync=not args.no_fsync,
+            compact_bytes=compact_bytes,
         ) as stack:
             print(banner(stack, args.tenant), flush=True)
             try:

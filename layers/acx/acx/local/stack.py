@@ -35,7 +35,7 @@ from typing import Any
 
 from acx.local import journal, moto_dynamodb
 from acx.local.gateway import ACCOUNT_ID, Gateway, LambdaContext
-from acx.local.journal import JOURNAL_NAME, KEYS_NAME
+from acx.local.journal import COMPACT_BYTES, KEYS_NAME, is_state_file
 from acx.local.jwt_issuer import ALL_SCOPES, DevIssuer
 
 Handler = Callable[[dict[str, Any], Any], Any]
@@ -72,11 +72,11 @@ def reset_data_dir(path: Path) -> list[str]:
 
     Refuses a directory that holds anything else, so a mistyped ``--data`` cannot empty a home dir.
     """
-    known = {JOURNAL_NAME, KEYS_NAME, STATE_NAME, ISSUER_KEY, LOCK_NAME}
+    known = {KEYS_NAME, STATE_NAME, ISSUER_KEY, LOCK_NAME}
     if not path.exists():
         return []
     names = sorted(p.name for p in path.iterdir())
-    unknown = [n for n in names if n not in known and not n.endswith(".tmp")]
+    unknown = [n for n in names if n not in known and not is_state_file(n) and not n.endswith(".tmp")]
     if unknown:
         raise ValueError(f"{path} is not an acx local data directory (it holds {unknown[:3]})")
     for name in names:
@@ -183,6 +183,7 @@ class LocalStack:
         quiet: bool = False,
         data_dir: Path | None = None,
         fsync: bool = True,
+        compact_bytes: int = COMPACT_BYTES,
     ) -> None:
         """``isolated_moto`` runs moto in a child process, safe from ``mock_aws`` resets here.
 
@@ -210,6 +211,7 @@ class LocalStack:
         self.log_file = log_file or Path(tempfile.gettempdir()) / f"acx-local-{os.getpid()}.log"
         self.data_dir = Path(data_dir).resolve() if data_dir is not None else None
         self.fsync = fsync
+        self.compact_bytes = compact_bytes  # journal bytes after which a running stack compacts
         self.restarted = False  # True when start() found existing state in data_dir
         self._data_lock: Any = None
         self._transport_session: Any = None
@@ -340,6 +342,11 @@ class LocalStack:
         if self._transport_session is not None:
             self._transport_session.events.unregister("before-send", unique_id=_TRANSPORT_ID)
             self._transport_session = None
+        if self._moto is not None and getattr(self._moto, "journal_app", None) is not None:
+            try:
+                self._moto.journal_app.close(compact=True)  # a clean stop: snapshot, fast next start
+            except Exception as exc:  # the journal still holds everything: the next start replays it
+                self._error(f"compaction at stop failed: {type(exc).__name__}: {exc}")
         if self._moto is not None:
             with contextlib.suppress(Exception):
                 self._moto.shutdown()
@@ -382,9 +389,9 @@ class LocalStack:
         if not self.restarted:
             # Nothing was ever acknowledged from here (the gateway starts after STATE_NAME is written):
             # a half-created first start is thrown away rather than replayed into duplicates.
-            for name in (JOURNAL_NAME, KEYS_NAME):
-                with contextlib.suppress(FileNotFoundError):
-                    (self.data_dir / name).unlink()
+            for path in list(self.data_dir.iterdir()):
+                if path.name == KEYS_NAME or is_state_file(path.name):
+                    path.unlink(missing_ok=True)
         self.issuer = DevIssuer.persistent(self.data_dir / ISSUER_KEY)
 
     def _start_moto(self) -> None:
@@ -394,7 +401,7 @@ class LocalStack:
             port = free_port()
             code = (
                 "import sys\nfrom acx.local.stack import _serve_moto\n"
-                f"_serve_moto({port}, {data!r}, {self.fsync!r})\n"
+                f"_serve_moto({port}, {data!r}, {self.fsync!r}, {self.compact_bytes!r})\n"
             )
             self._moto_proc = subprocess.Popen([sys.executable, "-c", code])  # noqa: S603
             self._moto_endpoint = f"http://127.0.0.1:{port}"
@@ -410,7 +417,7 @@ class LocalStack:
             return
         _install_ed25519()
         moto_dynamodb.install()
-        self._moto = journal.serve(self.data_dir, 0, fsync=self.fsync)
+        self._moto = journal.serve(self.data_dir, 0, fsync=self.fsync, compact_bytes=self.compact_bytes)
         host, port = self._moto.server_address[:2]
         self._moto_endpoint = f"http://{host}:{port}"
 
@@ -421,7 +428,7 @@ class LocalStack:
         import boto3
 
         prefixes = (self._moto_endpoint + "/", *(f"{self._gateway.url}/{b}/" for b in self._bucket_names()))
-        hook = journal.InProcessTransport(self._moto.wsgi_app, prefixes)
+        hook = journal.InProcessTransport(self._moto.wsgi_app, prefixes, self._moto_endpoint + "/")
         self._transport_session = boto3._get_default_session()
         self._transport_session.events.register("before-send", hook, unique_id=_TRANSPORT_ID)
 
@@ -651,16 +658,27 @@ def _install_ed25519() -> None:
     moto_ed25519.install()
 
 
-def _serve_moto(port: int, data_dir: str | None = None, fsync: bool = True) -> None:
-    """Entry point of the isolated moto child process (see ``LocalStack(isolated_moto=True)``)."""
+def _serve_moto(
+    port: int, data_dir: str | None = None, fsync: bool = True, compact_bytes: int = COMPACT_BYTES
+) -> None:
+    """Entry point of the isolated moto child process (see ``LocalStack(isolated_moto=True)``).
+    SIGTERM (the parent's clean close) compacts the journal; the parent's death does not."""
+    import signal
+
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     _install_ed25519()
     moto_dynamodb.install()
     parent = os.getppid()
-    server = journal.serve(Path(data_dir) if data_dir else None, port, fsync=fsync)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    server = journal.serve(
+        Path(data_dir) if data_dir else None, port, fsync=fsync, compact_bytes=compact_bytes
+    )
     try:
-        while os.getppid() == parent:  # exit with the parent, never linger as an orphan
-            time.sleep(0.5)
+        while os.getppid() == parent and not stop.wait(0.5):  # exit with the parent, never linger
+            pass
     except KeyboardInterrupt:
         pass
     server.shutdown()
+    if server.journal_app is not None and stop.is_set():
+        server.journal_app.close(compact=True)

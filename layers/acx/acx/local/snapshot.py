@@ -1,0 +1,101 @@
+"""A snapshot of this process's moto: every backend in use, pickled, so a restart need not replay
+the whole journal (the journal's compaction, :mod:`acx.local.journal`).
+
+moto keeps its state in plain Python objects (``BackendDict`` -> account -> region -> backend), and
+most of them pickle as they are. Three kinds do not, and are carried over by value:
+
+- locks (``threading.Lock``/``RLock``, held by SQS queues, S3 keys, ...): a fresh, unlocked one;
+- the ``cryptography`` private keys of KMS keys: their PKCS#8 PEM, loaded back on restore (the
+  snapshot, like ``kms-keys.json``, therefore holds private keys: mode 0600, owner only);
+- S3 object bodies, which moto keeps in temporary files: moto's own ``FakeKey.__getstate__`` reads
+  them into the pickle.
+
+What it does NOT protect against: someone who can write the data directory can put any pickle there,
+and loading a pickle runs code. The data directory is the local stack's trust boundary (mode 0700),
+as it already is for the journal and the key file.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import threading
+from typing import Any, BinaryIO
+
+_LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
+
+
+def _new_lock(kind: str) -> Any:
+    return threading.RLock() if kind == "rlock" else threading.Lock()
+
+
+def _load_private_key(pem: bytes) -> Any:
+    from cryptography.hazmat.primitives import serialization
+
+    return serialization.load_pem_private_key(pem, None)
+
+
+def _load_public_key(pem: bytes) -> Any:
+    from cryptography.hazmat.primitives import serialization
+
+    return serialization.load_pem_public_key(pem)
+
+
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, _LOCK_TYPES):
+            return _new_lock, ("rlock" if isinstance(obj, _LOCK_TYPES[1]) else "lock",)
+        module = type(obj).__module__
+        if module.startswith("cryptography."):
+            from cryptography.hazmat.primitives import serialization
+
+            if hasattr(obj, "private_bytes"):
+                pem = obj.private_bytes(
+                    serialization.Encoding.PEM,
+                    serialization.PrivateFormat.PKCS8,
+                    serialization.NoEncryption(),
+                )
+                return _load_private_key, (pem,)
+            if hasattr(obj, "public_bytes"):
+                pem = obj.public_bytes(
+                    serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+                )
+                return _load_public_key, (pem,)
+        return NotImplemented
+
+
+def _backends() -> list[tuple[str, str, str, Any]]:
+    """(service, account, region, backend) for every backend moto created in this process."""
+    from moto.backends import get_backend
+    from moto.core.base_backend import BackendDict
+
+    out = []
+    for backend_dict in list(BackendDict._instances):  # type: ignore[misc]
+        name = backend_dict.service_name
+        if get_backend(name) is not backend_dict:  # type: ignore[call-overload]
+            raise RuntimeError(f"moto backend {name!r} cannot be found again by name: no snapshot")
+        for account, region, backend in backend_dict.iter_backends():
+            out.append((name, account, region, backend))
+    return out
+
+
+def dump(fh: BinaryIO) -> None:
+    """Pickle every moto backend of this process to ``fh`` (the caller holds the mutation lock)."""
+    _Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL).dump(_backends())
+
+
+def dumps() -> bytes:
+    buf = io.BytesIO()
+    dump(buf)
+    return buf.getvalue()
+
+
+def load(data: bytes) -> int:
+    """Put the backends of a snapshot into this process's (reset) moto; returns how many."""
+    from moto.backends import get_backend
+
+    backends = pickle.loads(data)  # noqa: S301 - our own file in the 0700 data directory (see above)
+    for name, account, region, backend in backends:
+        per_account = get_backend(name)[account]
+        dict.__setitem__(per_account, region, backend)
+    return len(backends)
