@@ -212,6 +212,8 @@ def test_accented_text_and_emoji_are_not_rewritten_or_flagged() -> None:
         ",tag:KkQfh6OymvCt4uC13p318g==,type:str]",  # SOPS ciphertext
         "commit 333eaa0498e780133f615964f638325de125b372 aws lease fix",  # hex is no AWS secret
         "This command uses the \\fBnetworkservices/v1alpha1\\fR API.",
+        "echo $SECRET | sha256sum && cat token | base64",  # a shell pipe is no table cell
+        "| password | required | the user's password |",  # a docs table naming a field
         "test_h test_a test_i " * 400,  # a listing of test_* names is not a hostile buffer
     ],
 )
@@ -232,6 +234,10 @@ def test_placeholders_and_references_pass(text: str) -> None:
         "apiVersion: v1\nkind: Secret\ndata:\n  # base64 password\n  key: bXlwYXNzd29yZA==",
         "echo eyJhdXRocyI6eyJyZWciOnsiYXV0aCI6Im9wZW5zZXNhbWUifX19 | base64 -d",  # base64 of {"auths":...}
         "-----BEGIN RSA PRIVATE KEY-----",  # a header alone: a key cut off, or named in prose
+        'os.environ["DB_PASSWORD"] = "9s8LkTe5LUls0B#5Jy"',  # the name inside a subscript
+        'os.environ["DD_API_KEY"] = "90540d5155276eca137c2033389035f9"',  # a keyword rule, same
+        "| DB_PASSWORD | `4gMbpU8GuT#mnO7rQN` |",  # a markdown table row
+        'variable "db_password" {\n  default = "N8W0ofFbqI%7qfZe2W"\n}',  # Terraform default
     ],
 )
 def test_formats_found_in_context_block(text: str) -> None:

@@ -157,6 +157,7 @@ def _check_value(rule_index: int, m: Any, buf: bytes) -> bool:
             return False  # ``-u <user:password>``: template syntax around the pair
         return judge.is_secret_value(password, True) and not password.startswith((b"$", b"{", b"<", b"["))
     if rule.id in (
+        "terraform-variable-default",
         "mysql-cli-password",
         "connection-string-password",
         "curl-auth-header",

@@ -30,9 +30,9 @@ KW_STEMS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred", b"pa
 # the usual syntaxes (``=``, ``:``, ``:=``, ``=>``, ``?=``, ``.=``, ``::=``, ``||=``), a
 # ``setProperty("NAME", value)`` comma, an XML element's ``>``, or prose (``token is``).
 _KW_TAIL = rb"""(?:(?<=pass)(?:word|wd|phrase)?|(?<=pwd)|(?<=secret)s?|(?<=token)s?|(?<=key)s?|(?<=auth)
-    |(?<=cred)(?:s|entials?)?|(?<=pat))(?![a-z0-9])["'>\]]?[ \t]{0,4}
-    (?P<op>={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|,(?=[ \t]{0,4}["'])|>|\((?=["'])|[ \t](?:is|was|are)[ \t]
-    |[ \t]\((?=[^ ])|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=
+    |(?<=cred)(?:s|entials?)?|(?<=pat))(?![a-z0-9])["'>\]`]{0,2}[ \t]{0,4}
+    (?P<op>={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|\|(?=[ \t])|,(?=[ \t]{0,4}["'])|>|\((?=["'])
+    |[ \t](?:is|was|are)[ \t]|[ \t]\((?=[^ ])|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=
     |[ \t]*\r?\n[ \t]*value:)"""
 KW_NAME_BACK = re.compile(rb"[A-Za-z0-9_.-]{0,64}\Z")
 _NAME_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
@@ -115,9 +115,13 @@ def check_assignment(
     window = buf[max(0, stem_start - 64) : stem_start]
     name_start = stem_start - (len(window) - len(window.rstrip(_NAME_CHARS)))
     name_end = op_end - len(op)
-    while name_end > stem_start and buf[name_end - 1] in b" \t\"'>]":
+    while name_end > stem_start and buf[name_end - 1] in b" \t\"'>]`":
         name_end -= 1
     name = buf[name_start:name_end]
+    if op == b"|":  # a table row ``| DB_PASSWORD | value |``, not a shell pipe ``$TOKEN | base64``
+        cell = buf[max(0, name_start - 8) : name_start].rstrip(b" \t`")
+        if not cell.endswith(b"|"):
+            return op_end
     if op == b">":  # only an element: <password>value</password>
         closing = b"</" + name
         if name_start == 0 or buf[name_start - 1] != 0x3C or buf.find(closing, op_end, op_end + 600) < 0:

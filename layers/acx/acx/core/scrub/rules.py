@@ -33,7 +33,7 @@ _R = r"(?:[^0-9A-Za-z_]|$)"
 _RD = r"(?:[^0-9A-Za-z_\-]|$)"  # for alphabets that include '-'
 # Assignment between a keyword (plus up to 40 name characters) and a value.
 _OP = (
-    r"""[\w.\-]{0,40}?["'\]]?[ \t]{0,3}"""
+    r"""[\w.\-]{0,40}?["'\]]{0,2}[ \t]{0,3}"""
     r"""(?:={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|!=|,[ \t]{0,4}["'`]|>|\(|[ \t]+is[ \t]|[ \t]+="""
     r"""|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=|[ \t]*\r?\n[ \t]*value:)"""
     r"""[ \t\r\n]{0,20}(?:\\?["'`]|\[)?[ \t]{0,3}"""
@@ -464,6 +464,12 @@ RULES: tuple[Rule, ...] = (
     R(
         "mysql-cli-password",
         r"(?:^|[\s;|&(`])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,300}?\s-p['\"]?([^\s'\"]{4,120})",
+    ),
+    # Terraform: ``variable "db_password" { default = "..." }`` names the secret in the block header.
+    R(
+        "terraform-variable-default",
+        r"(?i)variable\s+\"[\w-]{0,40}(?:password|passwd|secret|token|api_key|apikey|access_key|private_key)"
+        r"[\w-]{0,20}\"\s*\{[^}]{0,300}?default\s*=\s*\"([^\"\n$]{6,200})\"",
     ),
     R("basic-auth-header", r"(?i)Authorization\s*:\s*Basic\s+([A-Za-z0-9+/]{12,}={0,2})"),
     R("bearer-token", r"(?i)Authorization\s*:\s*Bearer\s+([A-Za-z0-9._~+/\-]{20,}={0,2})"),

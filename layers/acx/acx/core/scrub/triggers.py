@@ -73,6 +73,7 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "lob-pub-api-key": (("live_pub_", False, 2), ("test_pub_", False, 2)),
     "mapbox-api-token": (("k.eyJ1Ijoi", False, 1),),
     "mysql-cli-password": (("mysql", False, 2), ("mariadb", False, 2)),
+    "terraform-variable-default": (("variable", False, 1),),
     "settlemint-token": (("sm_", False, 2),),
     "launchdarkly-access-token": (
         ("launchdarkly", False, 1),
