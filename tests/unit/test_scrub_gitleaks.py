@@ -108,6 +108,21 @@ HOSTILE = {
     "twitter_token = ": _rep("twitter_token = "),
     "curl -u ": _rep("curl -u "),
     "12345:A": _rep("12345:A"),
+    # judged per random run: many short random runs, split by spaces, by '~', as table rows
+    "random runs": b" ".join(
+        bytes(
+            random.Random(i).choice(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+            for _ in range(20)
+        )
+        for i in range(MIB // 21)
+    )[:MIB],
+    "runs~": _rep("Zq8Lm3Xv9Rt2Wp7Ny4Kb~"),
+    "| password | ": _rep("| password | Zq8Lm3Xv9Rt2Wp7Ny4Kb "),
+    "sha256=": _rep("a.py,sha256=Zq8Lm3Xv9Rt2Wp7Ny4Kb9Rt2Wp7,1\n"),
+    "wrongLength = ": _rep("wrongLength = Zq8Lm3Xv9Rt2Wp7Ny4Kb9Rt2Wp7 "),
+    "ENC[": _rep("ENC[AES256_GCM,data:"),
+    "variable": _rep('variable "db_token" { default = "'),
+    "base64 text": _rep("YmVkcm9jay5hbWF6b25hd3MuY29t "),
     "random base64": bytes(
         random.Random(1).choice(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
         for _ in range(MIB)

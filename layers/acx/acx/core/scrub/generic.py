@@ -185,16 +185,43 @@ _PUBLIC_BLOCK = re.compile(
     rb"|AGE ENCRYPTED FILE)-----"
 )
 # The value of a name that says what it is: public keys, ids, hashes, nonces are not credentials.
-_NOT_SECRET_NAME = re.compile(
-    rb"(?i)(?:public|publishable|pub)[\w.-]{0,20}[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?$"
-    rb"|(?:id|ids|hash|digest|checksum|sha\d*|etag|fingerprint|uuid|guid|nonce|salt|iv|integrity|signature|sig"
-    rb"|csrf[\w-]{0,20}|xsrf[\w-]{0,20}|authenticity[_-]token"
-    rb"|(?:foreign|primary|partition|sort|range|row|cache|idempotency|object|lookup)[_-]?key)"
-    rb"[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?$"
-    # an HTML hidden input: <input name="authenticity_token" value="...">
-    rb"|name=[\"'][^\"'\n]{0,40}(?:csrf|xsrf|authenticity)[^\"'\n]{0,40}[\"']\s{1,3}value=[\"']?$"
+_NOT_SECRET_END = re.compile(
+    rb"(?:id|ids|hash|digest|checksum|sha\d*|etag|fingerprint|uuid|guid|nonce|salt|iv|integrity|signature|sig"
+    rb"|(?:foreign|primary|partition|sort|range|row|cache|idempotency|object|lookup)[_-]?key)\Z"
 )
-_VALUE_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-~.%")
+_NOT_SECRET_ANY = (b"public", b"publishable", b"csrf", b"xsrf", b"authenticity")
+# an HTML hidden input: <input name="authenticity_token" value="...">
+_HIDDEN_INPUT = re.compile(rb"name=[\"'][^\"'\n]{0,40}(?:csrf|xsrf|authenticity)", re.I)
+_OPS = (b":=", b"=>", b"==", b"=", b":")
+_NAME_TAIL = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+
+
+# name -> 0 (judge the value), 1 (a name that says it is no secret), 2 (a descriptive name)
+_NAME_VERDICTS: dict[bytes, int] = {}
+
+
+def _name_before(buf: bytes, value_start: int) -> bytes:
+    """The NAME of ``NAME <op> value`` ending at ``value_start`` (``b""`` when there is no operator).
+    Byte slicing and ``rstrip`` only: called for every random-looking run."""
+    before = buf[max(0, value_start - 80) : value_start].rstrip(b" \t\"'`")
+    for op in _OPS:
+        if before.endswith(op):
+            before = before[: -len(op)].rstrip(b" \t\"']")
+            return before[len(before.rstrip(_NAME_TAIL)) :]
+    return b""
+
+
+def _not_secret_name(buf: bytes, value_start: int, name: bytes) -> bool:
+    """The value of a name that says it is public, an id, a hash, a nonce, a signature, a database
+    key or an anti-forgery token (``sha256=``, ``issuerKeyHash=``, ``publicToken:``, ``csrf-token=``)."""
+    low = name.lower()
+    if any(w in low for w in _NOT_SECRET_ANY) or _NOT_SECRET_END.search(low) is not None:
+        return True
+    return low == b"value" and _HIDDEN_INPUT.search(buf, max(0, value_start - 100), value_start) is not None
+
+
+_VALUE_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-~.%"
+_VALUE_TABLE = bytes(ord("a") if b in _VALUE_CHARS else ord(" ") for b in range(256))
 
 
 def _public_ranges(buf: bytes) -> list[tuple[int, int]]:
@@ -233,9 +260,9 @@ def scan_runs(buf: bytes, spans: list[Span], budget: list[int]) -> None:
     find = tr.find
     end = len(tr)
     pos = find(_RUN_PROBE)
-    # Runs have their own allowance: at most one per 21 bytes exist, and a file listing makes one
-    # every ~45 bytes; one per 32 bytes on average is still far below what a hostile buffer makes.
-    runs_left = 512 + len(buf) // 32
+    # Runs have their own allowance: at most one per 21 bytes exist; a file listing makes one every
+    # ~45 bytes and a wheel RECORD one every ~50; one per 40 bytes bounds a hostile buffer.
+    runs_left = 512 + len(buf) // 40
     while pos >= 0:
         stop = find(b" ", pos + MIN_RUN)
         if stop < 0:
@@ -247,41 +274,53 @@ def scan_runs(buf: bytes, spans: list[Span], budget: list[int]) -> None:
             budget[0] = -1
             return
         if not (_in_url(buf, pos) or any(a <= pos < b for a, b in public)):
-            _check_run(buf, tok, pos, spans)
+            _check_run(buf, tok, pos, spans, budget)
         pos = find(_RUN_PROBE, stop)
 
 
-def _check_run(buf: bytes, tok: bytes, pos: int, spans: list[Span]) -> None:
+def _check_run(buf: bytes, tok: bytes, pos: int, spans: list[Span], budget: list[int]) -> None:
+    """Judge one run. Cheap verdicts by name come first (C-speed slicing), then randomness; only a
+    random run with no name to excuse it reaches the costly checks, and each such run draws on the
+    shared budget (a buffer of thousands of them is refused, fail closed)."""
     # A run may be NAME=VALUE glued together; judge the part after the last '=' that is not padding.
     head = tok.rstrip(b"=")
     cut = head.rfind(b"=") + 1
-    core = head[cut:]
+    core = head[cut:4096]
     start = pos + cut
-    if _NOT_SECRET_NAME.search(buf, max(0, _value_start(buf, start) - 48), _value_start(buf, start)):
+    if len(core) < MIN_RUN and len(core) != 40:
+        return
+    lo = max(0, start - 512)
+    vstart = lo + buf[lo:start].translate(_VALUE_TABLE).rfind(b" ") + 1  # where the value begins
+    name = _name_before(buf, vstart)
+    verdict = _NAME_VERDICTS.get(name) if name else 0
+    if verdict is None:
+        verdict = 1 if _not_secret_name(buf, vstart, name) else 2 if _descriptive_name(name) else 0
+        if name.lower() != b"value":  # the hidden-input verdict depends on the bytes around it
+            if len(_NAME_VERDICTS) > 4096:
+                _NAME_VERDICTS.clear()
+            _NAME_VERDICTS[name] = verdict
+    if verdict == 1:
         return  # ``sha256=...``, ``issuerKeyHash=...``, ``CloudFront-Signature: ...~...``
-    if len(core) == 40 and b"_" not in core and b"-" not in core:
-        ctx = buf[max(0, start - 64) : start]
-        if (
-            _AWS_CONTEXT.search(ctx)
-            and core.lower() != core  # base64 of 40 characters without an upper-case letter: ~1e-9
-            and core.upper() != core
-            and not judge.is_placeholder(core)
-        ):
-            spans.append(("aws-secret-access-key", start, start + 40, BLOCK))
-            return
-    if len(core) > 4096:
-        core = core[:4096]
-    if _descriptive_name(buf, _value_start(buf, start)):
+    if (
+        len(core) == 40
+        and b"_" not in core
+        and b"-" not in core
+        and core.lower() != core  # base64 of 40 characters without an upper-case letter: ~1e-9
+        and core.upper() != core
+        and _AWS_CONTEXT.search(buf, max(0, start - 64), start) is not None
+        and not judge.is_placeholder(core)
+    ):
+        spans.append(("aws-secret-access-key", start, start + 40, BLOCK))
+        return
+    if len(core) < MIN_RUN or verdict == 2:
         return  # ``wrongLength := "..."``, ``rookTable = ...``: the name says what the value is
+    if not (judge.looks_random(core) or _random_piece(core)):
+        return
     after = buf[start + len(core) : start + len(core) + 3]
     if after in _ELLIPSES or buf[max(0, start - 3) : start] in _ELLIPSES:
         return  # ``ops_eyJzaWdu...``, ``...6wqX6fNU...``: an excerpt shown for reference, cut short
-    if (
-        len(core) >= MIN_RUN
-        and (judge.looks_random(core) or _random_piece(core))
-        and not judge.is_placeholder(core)
-        and not _encoded_text(core)
-    ):
+    budget[0] -= 4  # the placeholder and base64-text judgements cost ~40 us; honest text has few
+    if not judge.is_placeholder(core) and not _encoded_text(core):
         spans.append(("high-entropy", start, start + len(core), BLOCK))
 
 
@@ -289,9 +328,6 @@ _ELLIPSES = (b"...", b"\xe2\x80\xa6")
 _CREDENTIAL_WORD = re.compile(rb"(?i)pass|pwd|secret|token|key|auth|cred|bearer|basic ")
 
 
-_ASSIGNED_TO = re.compile(
-    rb"([A-Za-z][A-Za-z0-9_.-]{2,63})[\"'\]]?[ \t]{0,3}(?::=|=>|==?|:)[ \t]{0,3}[\"'`]?\Z"
-)
 _NAME_WORDS = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 # Any of these inside a name keeps its value judged: credentials go by many names.
 _CREDENTIAL_PIECES = re.compile(
@@ -300,25 +336,14 @@ _CREDENTIAL_PIECES = re.compile(
 )
 
 
-def _descriptive_name(buf: bytes, value_start: int) -> bool:
+def _descriptive_name(name: bytes) -> bool:
     """The value is assigned to a name of two or more words, none of which names a credential
     (``wrongLength``, ``SetSysctl``, ``sumOfExposures``): a name that says what the value is.
     What this does NOT stop: a secret of no known format assigned to an innocent-sounding name."""
-    m = _ASSIGNED_TO.search(buf, max(0, value_start - 80), value_start)
-    if m is None:
+    if len(name) < 3 or not (65 <= name[0] <= 90 or 97 <= name[0] <= 122):
         return False
-    name = m.group(1)
     words = _NAME_WORDS.findall(name)
     return len([w for w in words if not w.isdigit()]) >= 2 and _CREDENTIAL_PIECES.search(name) is None
-
-
-def _value_start(buf: bytes, start: int) -> int:
-    """Where the value holding ``start`` begins (back over value characters, ``~`` and ``.`` too)."""
-    lo = max(0, start - 512)
-    i = start
-    while i > lo and buf[i - 1] in _VALUE_CHARS:
-        i -= 1
-    return i
 
 
 def _encoded_text(core: bytes) -> bool:

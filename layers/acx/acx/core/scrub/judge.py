@@ -14,6 +14,7 @@ import itertools
 import math
 import re
 import zlib
+from collections import Counter
 
 _PLACEHOLDER_WORDS = frozenset(
     b"""changeme change_me change-me redacted placeholder example sample dummy none null nil
@@ -66,7 +67,7 @@ def shannon_entropy(data: bytes) -> float:
     if not data:
         return 0.0
     n = len(data)
-    return -sum(c / n * math.log2(c / n) for c in (data.count(b) for b in set(data)))
+    return math.log2(n) - sum(c * math.log2(c) for c in Counter(data).values()) / n
 
 
 def _masked(low: bytes, strict: bool) -> bool:
@@ -150,15 +151,12 @@ def is_secret_value(value: bytes, quoted: bool, key: bytes = b"") -> bool:
     return not (is_placeholder(value, key) or is_reference_or_words(value, quoted))
 
 
+_CLASS_RUNS = re.compile(rb"[A-Z]+|[a-z]+|[0-9]+|[^A-Za-z0-9]+")
+
+
 def _flips(core: bytes) -> int:
-    flips = 0
-    prev = 0
-    for b in core:
-        cls = 1 if 65 <= b <= 90 else 2 if 97 <= b <= 122 else 3 if 48 <= b <= 57 else 4
-        if cls != prev:
-            flips += 1
-            prev = cls
-    return flips
+    """How often the character class (upper, lower, digit, other) changes, plus one (C speed)."""
+    return len(_CLASS_RUNS.findall(core))
 
 
 def looks_random(tok: bytes) -> bool:
