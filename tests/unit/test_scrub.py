@@ -135,7 +135,7 @@ def test_uri_without_real_credentials_passes(text: str) -> None:
     [
         "export DB_PASSWORD=hunter2x",
         "password: Tr0ub4dor&3",
-        '"client_secret": "abc123def456"',
+        '"client_secret": "q7Rk2mXv9Lp4"',
         "API_KEY='q8Zr1Lp0Xw'",
         "auth_token = 9f8e7d6c5b4a",
         "GITHUB_TOKEN=notatokenbutstill1",

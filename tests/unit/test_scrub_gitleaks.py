@@ -23,9 +23,9 @@ from acx.core.scrub.judge import crc32_base62_ok
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpora" / "secrets-gitleaks.json"
 CLEAN_BLOCKED = ROOT / "tests" / "data" / "scrub-clean-blocked.txt"
-RECALL_RAW_FLOOR = 0.997
-RECALL_SENTENCE_FLOOR = 0.935
-CLEAN_BLOCKED_CEILING = 0.236
+RECALL_RAW_FLOOR = 0.9946
+RECALL_SENTENCE_FLOOR = 0.952
+CLEAN_BLOCKED_CEILING = 0.167
 
 
 def blocks(text: str) -> bool:
@@ -108,6 +108,21 @@ HOSTILE = {
     "twitter_token = ": _rep("twitter_token = "),
     "curl -u ": _rep("curl -u "),
     "12345:A": _rep("12345:A"),
+    # judged per random run: many short random runs, split by spaces, by '~', as table rows
+    "random runs": b" ".join(
+        bytes(
+            random.Random(i).choice(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+            for _ in range(20)
+        )
+        for i in range(MIB // 21)
+    )[:MIB],
+    "runs~": _rep("Zq8Lm3Xv9Rt2Wp7Ny4Kb~"),
+    "| password | ": _rep("| password | Zq8Lm3Xv9Rt2Wp7Ny4Kb "),
+    "sha256=": _rep("a.py,sha256=Zq8Lm3Xv9Rt2Wp7Ny4Kb9Rt2Wp7,1\n"),
+    "wrongLength = ": _rep("wrongLength = Zq8Lm3Xv9Rt2Wp7Ny4Kb9Rt2Wp7 "),
+    "ENC[": _rep("ENC[AES256_GCM,data:"),
+    "variable": _rep('variable "db_token" { default = "'),
+    "base64 text": _rep("YmVkcm9jay5hbWF6b25hd3MuY29t "),
     "random base64": bytes(
         random.Random(1).choice(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
         for _ in range(MIB)
@@ -195,10 +210,53 @@ def test_accented_text_and_emoji_are_not_rewritten_or_flagged() -> None:
         "- (id)hf_requiredCharacteristicTypesForDisplayMetadata;",
         "the token bucket refills every second, see the password reset flow",
         "codebaseFingerprint cbf1_0123456789abcdef0123456789abcdef01234567",
+        '"client_secret": "abc123def456"',  # typed along the alphabet and the digits
+        'apiKey: "AIza' + "a" * 35 + '"',  # a prefix, then one character repeated
+        "-----BEGIN PRIVATE KEY-----\nanything\n-----END PRIVATE KEY-----",
+        "-----BEGIN OPENSSH PRIVATE KEY----------END OPENSSH PRIVATE KEY-----",
+        "curl -u <user:password> https://test.com/endpoint",
+        "meraki-api-key: acdeFf05b1a6d4c890237bf08c5e6e8d2b4d0f2e",  # mixed-case hex: typed
+        "publicToken = 'q7Rk2mXv9Lp4Zt8Wn3Bc6Hd1Jf5Gs0Ac'",
+        "csrf-token=Mj2qykJO5rELyHgezQ69nzUX0i3OH67V7+V4eUrLfpuyOuxmiW9rhROG/Whikle15syazJOkrjJa3U2AbhIvUw==",
+        "mypy/defaults.py,sha256=28Xgc910jWPNjF6jZilq_ruyAMm9DCwB080e3acsks0,2428",
+        "issuerKeyHash=ZQH-Le3kBdOZLFM3S4PJpVeKAnHcHQ",
+        "wrongLength := 'cmVmdejn4vxskjy2zhjrsa8aiy9g3b11rx0z3dg4cachi76w9rw4pp'",
+        "export OP_SERVICE_ACCOUNT_TOKEN=ops_eyJzaWduSW5BZGRyZXNzIjoiaHR0cHM6...",
+        "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t",  # base64 of plain text naming no credential
+        "    db-password: ENC[AES256_GCM,data:O+5l4g==,iv:c/dS4BCBMbnKsXYuzBuCuVQt8RV9bOv5HgdpL+iwmns="
+        ",tag:KkQfh6OymvCt4uC13p318g==,type:str]",  # SOPS ciphertext
+        "commit 333eaa0498e780133f615964f638325de125b372 aws lease fix",  # hex is no AWS secret
+        "This command uses the \\fBnetworkservices/v1alpha1\\fR API.",
+        "echo $SECRET | sha256sum && cat token | base64",  # a shell pipe is no table cell
+        "| password | required | the user's password |",  # a docs table naming a field
+        "test_h test_a test_i " * 400,  # a listing of test_* names is not a hostile buffer
     ],
 )
 def test_placeholders_and_references_pass(text: str) -> None:
     assert not blocks(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fyi the token is m8bgnrkuokcoyqqnqyccj51t - rotate it",  # prose: a word of letters and digits
+        "KEY=hfty1mp7jesngwriowwkggmtpe",  # a bare KEY= with a drawn value
+        "export BUNDLE_GEMS__CONTRIBSYS__COM=cafebabe:deadbeef",  # hex words in a hex slot
+        "sourcegraph_token: 6d2fabeb6add229bc199faba28fd3efb57df0bd3",  # keyword triggers of a K rule
+        "Heads up: hvs.TvilyVGvxVwVcW7Vrv9Mj_GY is still in the job config.",  # '_' inside the token
+        "was 8038954381:AA1WlpBYZHZq8D5mJJIVr24yFtLNEPSCb_k; rotate it",
+        "mysql -h db1 -u root -p'R1hkKE3FNrUJbd' app_prod",
+        "apiVersion: v1\nkind: Secret\ndata:\n  # base64 password\n  key: bXlwYXNzd29yZA==",
+        "echo eyJhdXRocyI6eyJyZWciOnsiYXV0aCI6Im9wZW5zZXNhbWUifX19 | base64 -d",  # base64 of {"auths":...}
+        "-----BEGIN RSA PRIVATE KEY-----",  # a header alone: a key cut off, or named in prose
+        'os.environ["DB_PASSWORD"] = "9s8LkTe5LUls0B#5Jy"',  # the name inside a subscript
+        'os.environ["DD_API_KEY"] = "90540d5155276eca137c2033389035f9"',  # a keyword rule, same
+        "| DB_PASSWORD | `4gMbpU8GuT#mnO7rQN` |",  # a markdown table row
+        'variable "db_password" {\n  default = "N8W0ofFbqI%7qfZe2W"\n}',  # Terraform default
+    ],
+)
+def test_formats_found_in_context_block(text: str) -> None:
+    assert blocks(text), text
 
 
 def test_a_real_token_beside_placeholders_still_blocks() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -144,26 +145,44 @@ def _check_value(rule_index: int, m: Any, buf: bytes) -> bool:
         return True  # a valid checksum: a real token, whatever it looks like
     if buf[e : e + 4] in _MASK_TAILS:
         return False  # ``xoxp-5723...-####``: the token runs on into a mask
+    if _ASSET_TAIL.match(buf, e) is not None:
+        return False  # ``video_box.ico-7a38...0aab0c.png``: a fingerprinted asset file name
     if rule.keyword:
         ks, ke = m.span(1)
         return _keyword_at_word_edge(buf, ks, ke) and not judge.weak_value(value)
     if rule.id == "curl-auth-user":
         user, password = value.split(b":", 1)
         password = password.strip(b"'\"") or user  # ``-u ":pw"`` and ``-u "pw:"`` both leak
+        if user.startswith(b"<") or password.endswith(b">"):
+            return False  # ``-u <user:password>``: template syntax around the pair
         return judge.is_secret_value(password, True) and not password.startswith((b"$", b"{", b"<", b"["))
     if rule.id in (
+        "terraform-variable-default",
+        "mysql-cli-password",
         "connection-string-password",
         "curl-auth-header",
         "hashicorp-tf-password",
         "nuget-config-password",
     ):
         return judge.is_secret_value(value, True) and not value.startswith((b"{", b"$", b"%"))
+    if rule.id == "private-key" and e - s < 80:  # the header alone: is an empty block right after it?
+        end = buf.find(b"-----END", e, e + 400)
+        return end < 0 or _KEY_MATERIAL.search(buf, e, end) is not None
     if rule.id in _NO_RUN_CHECK:
         return True  # structural markers: judged by their shape alone
+    if _SAME_RUN.search(value) is not None:
+        return False  # ``AIzaaaaa...``, ``sgp_5555555dAAAAA...``: 8 equal characters are typed, not drawn
     return not (judge.is_placeholder(value, strict=False) or judge.is_wordy(value))
 
 
 _MASK_TAILS = frozenset({b"####", b"****", b"xxxx", b"XXXX", b"...."})
+# A random draw repeats one character 8 times in a row about once in 10^11 (base62) or 10^7 (hex).
+# Digits are left out: numeric id parts (``xoxa-2-511111111-...``) are not the random part.
+_KEY_MATERIAL = re.compile(rb"[A-Za-z0-9+/]{32}")
+_SAME_RUN = re.compile(rb"([^0-9])\1{7,}")
+_ASSET_TAIL = re.compile(
+    rb"\.(?:png|jpe?g|gif|svg|ico|css|js|map|woff2?|ttf|webp|html?)(?![A-Za-z0-9])", re.I
+)
 _NO_RUN_CHECK = frozenset(
     {
         "twitter-bearer-token",

@@ -8,6 +8,8 @@ a secret with no format, shorter than 20 characters and not assigned to a secret
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterator
 
@@ -21,23 +23,25 @@ VALUE_CAP = 512
 # Secret-like names: the assigned NAME must END with one of these words (``db_password``,
 # ``GITHUB_TOKEN``, ``client_secret``, ``api_key``), so ``max_tokens``, ``token_bucket`` and
 # ``password_hash`` do not count. Matched on the lowercased bytes.
-KW_STEMS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred", b"pat", b"sig")
+# ``signature``/``sig`` are not here: a signature is the output of a key, sent in the clear by design
+# (a presigned URL's ``sig=`` is the Azure SAS rule's job).
+KW_STEMS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred", b"pat")
 # After the stem: its allowed tails, the rest of the name, then an assignment operator in any of
 # the usual syntaxes (``=``, ``:``, ``:=``, ``=>``, ``?=``, ``.=``, ``::=``, ``||=``), a
 # ``setProperty("NAME", value)`` comma, an XML element's ``>``, or prose (``token is``).
 _KW_TAIL = rb"""(?:(?<=pass)(?:word|wd|phrase)?|(?<=pwd)|(?<=secret)s?|(?<=token)s?|(?<=key)s?|(?<=auth)
-    |(?<=cred)(?:s|entials?)?|(?<=pat)|(?<=sig)(?:nature)?)(?![a-z0-9])["'>\]]?[ \t]{0,4}
-    (?P<op>={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|,(?=[ \t]{0,4}["'])|>|\((?=["'])|[ \t](?:is|was|are)[ \t]
-    |[ \t]\((?=[^ ])|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=
+    |(?<=cred)(?:s|entials?)?|(?<=pat))(?![a-z0-9])["'>\]`]{0,2}[ \t]{0,4}
+    (?P<op>={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|\|(?=[ \t])|,(?=[ \t]{0,4}["'])|>|\((?=["'])
+    |[ \t](?:is|was|are)[ \t]|[ \t]\((?=[^ ])|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=
     |[ \t]*\r?\n[ \t]*value:)"""
 KW_NAME_BACK = re.compile(rb"[A-Za-z0-9_.-]{0,64}\Z")
 _NAME_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _KW_NAME_OK = re.compile(
     rb"""(?:^|[_.-])(?:[a-z0-9]*(?:password|passwd|passphrase|pwd|pass|secrets?|tokens?|auth|creds?
-    |credentials?|signature)|(?:api|apikey|secret|private|access|client|signing|encryption|master
+    |credentials?)|(?:api|apikey|secret|private|access|client|signing|encryption|master
     |auth|account|app|service|license|session|webhook|deploy|ssh|gpg|storage|x-api|consumer|user
     |admin|bot|bearer|refresh|oauth|pat|sas|shared|root|db|database|redis|smtp|mail)[_.-]?keys?
-    |apikey|pat|sig)$|^keys?$""",
+    |apikey|pat)$|^keys?$""",
     re.X,
 )
 _KW_VALUE = re.compile(
@@ -45,9 +49,7 @@ _KW_VALUE = re.compile(
     |`([^`\x00\n]{0,512})`?|([^\s"'`,;<\x00]{0,512}))""",
     re.X,
 )
-BARE = re.compile(
-    rb"^(?:key|keys|token|tokens|secret|secrets|auth|pass|pat|sig|signature|credentials?|creds?)$"
-)
+BARE = re.compile(rb"^(?:key|keys|token|tokens|secret|secrets|auth|pass|pat|credentials?|creds?)$")
 _AWS_CONTEXT = re.compile(rb"aws|secret.?access|secretaccess", re.I)
 _URI_CRED = re.compile(
     rb"[A-Za-z][A-Za-z0-9+.-]{0,30}://([^\s/?#@:\"'<>\x00]{1,256}):([^\s/?#@\"'<>\x00]{1,256})@\Z"
@@ -77,11 +79,16 @@ def find_all(buf: bytes, needle: bytes, step: int = 1) -> Iterator[int]:
         i = find(needle, i + step)
 
 
+# Names that say the value is not a credential although they end like one: public and publishable
+# keys/tokens, anti-forgery tokens (bound to a session cookie, useless alone).
+_NOT_CREDENTIAL = re.compile(rb"public|publishable|(?:^|[_.-])pub[_.-]|csrf|xsrf|authenticity")
+
+
 def secret_name(name: bytes) -> bool:
     """Whether a NAME (its last 64 name characters, lowercased) ends with a secret-like word."""
     m = KW_NAME_BACK.search(name.rstrip(b" \t\"'"))
     tail = m.group(0).lower().lstrip(b"._-") if m else b""
-    return bool(tail and _KW_NAME_OK.search(tail))
+    return bool(tail and _KW_NAME_OK.search(tail)) and _NOT_CREDENTIAL.search(tail) is None
 
 
 def scan_assignments(buf: bytes, low: bytes, spans: list[Span], budget: list[int]) -> None:
@@ -108,9 +115,13 @@ def check_assignment(
     window = buf[max(0, stem_start - 64) : stem_start]
     name_start = stem_start - (len(window) - len(window.rstrip(_NAME_CHARS)))
     name_end = op_end - len(op)
-    while name_end > stem_start and buf[name_end - 1] in b" \t\"'>]":
+    while name_end > stem_start and buf[name_end - 1] in b" \t\"'>]`":
         name_end -= 1
     name = buf[name_start:name_end]
+    if op == b"|":  # a table row ``| DB_PASSWORD | value |``, not a shell pipe ``$TOKEN | base64``
+        cell = buf[max(0, name_start - 8) : name_start].rstrip(b" \t`")
+        if not cell.endswith(b"|"):
+            return op_end
     if op == b">":  # only an element: <password>value</password>
         closing = b"</" + name
         if name_start == 0 or buf[name_start - 1] != 0x3C or buf.find(closing, op_end, op_end + 600) < 0:
@@ -130,7 +141,7 @@ def check_assignment(
     if b"\n" in buf[op_end:vstart] and op != b">" and not op.endswith(b"value:"):
         return op_end  # ``password:`` then a new line: the next line is not its value
     weak = op.strip() in (b"is", b"was", b"are", b"(") or op == b"," or BARE.match(name.lower()) is not None
-    if weak and not judge.token_like(value):
+    if weak and not (judge.token_like(value) or judge.alnum_token(value)):
         # prose, argument lists and a bare ``key``/``token``: only a value shaped like a token counts
         return vstart + len(value)
     if vm.group(3) is not None and b" " in value:
@@ -167,24 +178,63 @@ def scan_uris(buf: bytes, spans: list[Span], budget: list[int]) -> None:
         spans.append(("uri-credentials", m.start(2), m.end(2), BLOCK))
 
 
+# Public by design (keys, certificates) or encrypted to a key (PGP messages, age files): the base64
+# inside is not a credential. What this does NOT stop: a secret pasted inside such a block by hand.
 _PUBLIC_BLOCK = re.compile(
-    rb"-----BEGIN (?:PGP PUBLIC KEY BLOCK|PUBLIC KEY|RSA PUBLIC KEY|CERTIFICATE|X509 CRL)-----"
+    rb"-----BEGIN (?:PGP PUBLIC KEY BLOCK|PUBLIC KEY|RSA PUBLIC KEY|CERTIFICATE|X509 CRL|PGP MESSAGE"
+    rb"|AGE ENCRYPTED FILE)-----"
 )
 # The value of a name that says what it is: public keys, ids, hashes, nonces are not credentials.
-_NOT_SECRET_NAME = re.compile(
-    rb"(?i)(?:public|publishable|pub)[\w.-]{0,20}[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?$"
-    rb"|(?:id|ids|hash|digest|checksum|sha\d*|etag|fingerprint|uuid|guid|nonce|salt|iv)[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?$"
+_NOT_SECRET_END = re.compile(
+    rb"(?:id|ids|hash|digest|checksum|sha\d*|etag|fingerprint|uuid|guid|nonce|salt|iv|integrity|signature|sig"
+    rb"|(?:foreign|primary|partition|sort|range|row|cache|idempotency|object|lookup)[_-]?key)\Z"
 )
+_NOT_SECRET_ANY = (b"public", b"publishable", b"csrf", b"xsrf", b"authenticity")
+# an HTML hidden input: <input name="authenticity_token" value="...">
+_HIDDEN_INPUT = re.compile(rb"name=[\"'][^\"'\n]{0,40}(?:csrf|xsrf|authenticity)", re.I)
+_OPS = (b":=", b"=>", b"==", b"=", b":")
+_NAME_TAIL = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+
+
+# name -> 0 (judge the value), 1 (a name that says it is no secret), 2 (a descriptive name)
+_NAME_VERDICTS: dict[bytes, int] = {}
+
+
+def _name_before(buf: bytes, value_start: int) -> bytes:
+    """The NAME of ``NAME <op> value`` ending at ``value_start`` (``b""`` when there is no operator).
+    Byte slicing and ``rstrip`` only: called for every random-looking run."""
+    before = buf[max(0, value_start - 80) : value_start].rstrip(b" \t\"'`")
+    for op in _OPS:
+        if before.endswith(op):
+            before = before[: -len(op)].rstrip(b" \t\"']")
+            return before[len(before.rstrip(_NAME_TAIL)) :]
+    return b""
+
+
+def _not_secret_name(buf: bytes, value_start: int, name: bytes) -> bool:
+    """The value of a name that says it is public, an id, a hash, a nonce, a signature, a database
+    key or an anti-forgery token (``sha256=``, ``issuerKeyHash=``, ``publicToken:``, ``csrf-token=``)."""
+    low = name.lower()
+    if any(w in low for w in _NOT_SECRET_ANY) or _NOT_SECRET_END.search(low) is not None:
+        return True
+    return low == b"value" and _HIDDEN_INPUT.search(buf, max(0, value_start - 100), value_start) is not None
+
+
+_VALUE_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-~.%"
+_VALUE_TABLE = bytes(ord("a") if b in _VALUE_CHARS else ord(" ") for b in range(256))
 
 
 def _public_ranges(buf: bytes) -> list[tuple[int, int]]:
     """Byte ranges of PEM/PGP public key and certificate blocks: base64 there is public by design."""
     out: list[tuple[int, int]] = []
-    if b"-----BEGIN" not in buf:
-        return out
-    for m in _PUBLIC_BLOCK.finditer(buf):
-        end = buf.find(b"-----END", m.end())
-        out.append((m.start(), end if end >= 0 else len(buf)))
+    if b"-----BEGIN" in buf:
+        for m in _PUBLIC_BLOCK.finditer(buf):
+            end = buf.find(b"-----END", m.end())
+            out.append((m.start(), end if end >= 0 else len(buf)))
+    # SOPS ciphertext ``ENC[AES256_GCM,data:...,iv:...,tag:...,type:str]``: encrypted by design
+    for start in find_all(buf, b"ENC[AES256_GCM,"):
+        end = buf.find(b"]", start, start + 65536)
+        out.append((start, end if end >= 0 else len(buf)))
     return out
 
 
@@ -210,43 +260,113 @@ def scan_runs(buf: bytes, spans: list[Span], budget: list[int]) -> None:
     find = tr.find
     end = len(tr)
     pos = find(_RUN_PROBE)
+    # Runs have their own allowance: at most one per 21 bytes exist; a file listing makes one every
+    # ~45 bytes and a wheel RECORD one every ~50; one per 40 bytes bounds a hostile buffer.
+    runs_left = 512 + len(buf) // 40
     while pos >= 0:
         stop = find(b" ", pos + MIN_RUN)
         if stop < 0:
             stop = end
         tok = buf[pos:stop]
-        budget[0] -= 1 + min(len(tok), 4096) // 256
-        if budget[0] < 0:
+        runs_left -= 1
+        budget[0] -= min(len(tok), 4096) // 256
+        if budget[0] < 0 or runs_left < 0:
+            budget[0] = -1
             return
         if not (_in_url(buf, pos) or any(a <= pos < b for a, b in public)):
-            if _NOT_SECRET_NAME.search(buf, max(0, pos - 48), pos) is None:
-                _check_run(buf, tok, pos, spans)
+            _check_run(buf, tok, pos, spans, budget)
         pos = find(_RUN_PROBE, stop)
 
 
-def _check_run(buf: bytes, tok: bytes, pos: int, spans: list[Span]) -> None:
+def _check_run(buf: bytes, tok: bytes, pos: int, spans: list[Span], budget: list[int]) -> None:
+    """Judge one run. Cheap verdicts by name come first (C-speed slicing), then randomness; only a
+    random run with no name to excuse it reaches the costly checks, and each such run draws on the
+    shared budget (a buffer of thousands of them is refused, fail closed)."""
     # A run may be NAME=VALUE glued together; judge the part after the last '=' that is not padding.
     head = tok.rstrip(b"=")
     cut = head.rfind(b"=") + 1
-    core = head[cut:]
+    core = head[cut:4096]
     start = pos + cut
-    if len(core) == 40 and b"_" not in core and b"-" not in core:
-        ctx = buf[max(0, start - 64) : start]
-        if (
-            _AWS_CONTEXT.search(ctx)
-            and core.strip(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != b""
-            and not judge.is_placeholder(core)
-        ):
-            spans.append(("aws-secret-access-key", start, start + 40, BLOCK))
-            return
-    if len(core) > 4096:
-        core = core[:4096]
+    if len(core) < MIN_RUN and len(core) != 40:
+        return
+    lo = max(0, start - 512)
+    vstart = lo + buf[lo:start].translate(_VALUE_TABLE).rfind(b" ") + 1  # where the value begins
+    name = _name_before(buf, vstart)
+    verdict = _NAME_VERDICTS.get(name) if name else 0
+    if verdict is None:
+        verdict = 1 if _not_secret_name(buf, vstart, name) else 2 if _descriptive_name(name) else 0
+        if name.lower() != b"value":  # the hidden-input verdict depends on the bytes around it
+            if len(_NAME_VERDICTS) > 4096:
+                _NAME_VERDICTS.clear()
+            _NAME_VERDICTS[name] = verdict
+    if verdict == 1:
+        return  # ``sha256=...``, ``issuerKeyHash=...``, ``CloudFront-Signature: ...~...``
     if (
-        len(core) >= MIN_RUN
-        and (judge.looks_random(core) or _random_piece(core))
+        len(core) == 40
+        and b"_" not in core
+        and b"-" not in core
+        and core.lower() != core  # base64 of 40 characters without an upper-case letter: ~1e-9
+        and core.upper() != core
+        and _AWS_CONTEXT.search(buf, max(0, start - 64), start) is not None
         and not judge.is_placeholder(core)
     ):
+        spans.append(("aws-secret-access-key", start, start + 40, BLOCK))
+        return
+    if len(core) < MIN_RUN or verdict == 2:
+        return  # ``wrongLength := "..."``, ``rookTable = ...``: the name says what the value is
+    if not (judge.looks_random(core) or _random_piece(core)):
+        return
+    after = buf[start + len(core) : start + len(core) + 3]
+    if after in _ELLIPSES or buf[max(0, start - 3) : start] in _ELLIPSES:
+        return  # ``ops_eyJzaWdu...``, ``...6wqX6fNU...``: an excerpt shown for reference, cut short
+    budget[0] -= 4  # the placeholder and base64-text judgements cost ~40 us; honest text has few
+    if not judge.is_placeholder(core) and not _encoded_text(core):
         spans.append(("high-entropy", start, start + len(core), BLOCK))
+
+
+_ELLIPSES = (b"...", b"\xe2\x80\xa6")
+_CREDENTIAL_WORD = re.compile(rb"(?i)pass|pwd|secret|token|key|auth|cred|bearer|basic ")
+
+
+_NAME_WORDS = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+# Any of these inside a name keeps its value judged: credentials go by many names.
+_CREDENTIAL_PIECES = re.compile(
+    rb"(?i)pass|pwd|secret|token|key|auth|cred|cookie|session|bearer|jwt|private|sign|hmac|api|access"
+    rb"|licen[cs]e|dsn|conn|hook|oauth|client|login|master|cert|code|pin|otp|env|config|value|data"
+)
+
+
+def _descriptive_name(name: bytes) -> bool:
+    """The value is assigned to a name of two or more words, none of which names a credential
+    (``wrongLength``, ``SetSysctl``, ``sumOfExposures``): a name that says what the value is.
+    What this does NOT stop: a secret of no known format assigned to an innocent-sounding name."""
+    if len(name) < 3 or not (65 <= name[0] <= 90 or 97 <= name[0] <= 122):
+        return False
+    words = _NAME_WORDS.findall(name)
+    return len([w for w in words if not w.isdigit()]) >= 2 and _CREDENTIAL_PIECES.search(name) is None
+
+
+def _encoded_text(core: bytes) -> bool:
+    """Base64 of plain text (``YmVkcm9jay5hbWF6b25hd3MuY29t``, ``eyJzaWduSW5BZGRyZXNzIjoi``): judged by
+    what it says. True (not a secret) when the longest base64 piece decodes to printable ASCII that
+    names no credential (``{"auth": ...}``, ``user:password`` in a Basic header still block).
+    What this does NOT stop: base64 of a password with no credential word around it."""
+    pieces = [p for p in re.split(rb"[-_.]", core) if len(p) >= 16]
+    best = max(pieces, key=len, default=b"")
+    if len(best) < 16:
+        return False
+    if any(p is not best and judge.looks_random(p) for p in pieces):
+        return False  # ``<base64 JSON>_<random signature>``: the random part is still judged
+    raw = best.rstrip(b"=")
+    try:
+        text = base64.b64decode(raw + b"=" * (-len(raw) % 4), validate=True)
+    except (ValueError, binascii.Error):
+        return False
+    if not text or sum(32 <= b < 127 or b in (9, 10, 13) for b in text) < 0.97 * len(text):
+        return False
+    if _CREDENTIAL_WORD.search(text) or (b":" in text and b" " not in text.strip() and len(text) < 80):
+        return False  # {"auths":{...}}, user:password
+    return True
 
 
 def _random_piece(core: bytes) -> bool:

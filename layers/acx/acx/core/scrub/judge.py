@@ -10,9 +10,11 @@ runs, ``your-...-here``), or a dictionary-word password (``password=dragon`` pas
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import zlib
+from collections import Counter
 
 _PLACEHOLDER_WORDS = frozenset(
     b"""changeme change_me change-me redacted placeholder example sample dummy none null nil
@@ -65,7 +67,7 @@ def shannon_entropy(data: bytes) -> float:
     if not data:
         return 0.0
     n = len(data)
-    return -sum(c / n * math.log2(c / n) for c in (data.count(b) for b in set(data)))
+    return math.log2(n) - sum(c * math.log2(c) for c in Counter(data).values()) / n
 
 
 def _masked(low: bytes, strict: bool) -> bool:
@@ -88,20 +90,37 @@ def is_placeholder(value: bytes, key: bytes = b"", strict: bool = True) -> bool:
         return True
     if key and low == key.strip(b"\"'` ").lower():
         return True  # ACCESS_TOKEN=ACCESS_TOKEN
-    body = low.split(b"_", 1)[-1] if low.count(b"_") == 1 else low
+    body = low
+    if low.count(b"_") == 1:  # ``ghp_xxxx``: judge the part after a short prefix, not a piece of it
+        head, tail = low.split(b"_", 1)
+        body = tail if len(tail) >= len(head) else low
     if len(set(body)) <= 2 or len(set(v)) <= 3:
         return True  # ghp_xxxxxxxx..., AKIA0000..., aaaaaaa
     if _masked(low, strict):
         return True
     if b"example" in low:
         return True  # AKIAIOSFODNN7EXAMPLE and the other documented example keys
+    if strict and _ascending(low):
+        return True  # abc123, AbCeFG123: letters and digits each in order, typed, not drawn
     return strict and any(seq in low for seq in _SEQUENCES if len(low) < 2 * len(seq))
+
+
+def _ascending(low: bytes) -> bool:
+    """Five or more letters in strictly rising order and the digits (if any) rising too: a stand-in
+    typed along the alphabet. A random draw of 5 letters is in order about once in 120."""
+    letters = [b for b in low if 97 <= b <= 122]
+    digits = [b for b in low if 48 <= b <= 57]
+    if len(letters) < 5 or len(low) > 24 or len(letters) + len(digits) < len(low) - 1:
+        return False
+    rising = all(a < b for a, b in itertools.pairwise(letters))
+    return rising and all(a <= b for a, b in itertools.pairwise(digits))
 
 
 def is_wordy(value: bytes) -> bool:
     """Every long piece is plain words (``AgencyIdentificationCodeContentType``, ``Slack_BOT_TOKEN``):
     an identifier that starts like a token prefix, not a token. Random draws mix case and digits."""
-    pieces = [p for p in re.split(rb"[^A-Za-z0-9]+", value) if len(p) >= 6]
+    # digit-only pieces are ids (``clm05613520:AgencyIdentificationCode...``), not the random part
+    pieces = [p for p in re.split(rb"[^A-Za-z0-9]+", value) if len(p) >= 6 and not p.isdigit()]
     if not pieces or any(p.isupper() and p.isalpha() and len(p) >= 12 for p in pieces):
         return False  # AKIAAVIHWGUCPXMMZTBE: a base32 draw without digits is no word
     return all(_CAMEL_WORDS.match(p) for p in pieces)
@@ -110,7 +129,7 @@ def is_wordy(value: bytes) -> bool:
 def is_reference_or_words(value: bytes, quoted: bool) -> bool:
     """Not a literal: code references (``os.environ[...]``, ``settings.X``), store paths and ARNs,
     URLs, file paths, plain words (``see vault``), short numbers, versions."""
-    v = value.strip()
+    v = value.strip().replace(b"\\-", b"-")  # roff and shell escapes: ``my\-value`` is my-value
     if not quoted:
         v = v.rstrip(b").,;:]}>")
     v = v.rstrip(b":")
@@ -127,18 +146,17 @@ def is_reference_or_words(value: bytes, quoted: bool) -> bool:
 
 def is_secret_value(value: bytes, quoted: bool, key: bytes = b"") -> bool:
     """A literal secret assigned to a secret-like name: none of the above."""
+    if len(value) >= 32 and _HEX.match(value) and value.lower() != value and value.upper() != value:
+        return False  # mixed-case hex (``acdeFf05b1...``): hex is printed in one case, this was typed
     return not (is_placeholder(value, key) or is_reference_or_words(value, quoted))
 
 
+_CLASS_RUNS = re.compile(rb"[A-Z]+|[a-z]+|[0-9]+|[^A-Za-z0-9]+")
+
+
 def _flips(core: bytes) -> int:
-    flips = 0
-    prev = 0
-    for b in core:
-        cls = 1 if 65 <= b <= 90 else 2 if 97 <= b <= 122 else 3 if 48 <= b <= 57 else 4
-        if cls != prev:
-            flips += 1
-            prev = cls
-    return flips
+    """How often the character class (upper, lower, digit, other) changes, plus one (C speed)."""
+    return len(_CLASS_RUNS.findall(core))
 
 
 def looks_random(tok: bytes) -> bool:
@@ -155,6 +173,9 @@ def looks_random(tok: bytes) -> bool:
     if n < 24 or core.islower():
         return looks_random_lower(core)
     longest = max(_PIECES.split(core), key=len)
+    upper = len(core) - len(core.translate(None, _UPPER))
+    if upper < 3:
+        return False  # one or two capitals in lower-case text (``fBnetworkservices``: a roff font escape)
     if len(longest) < 16 or longest.islower() or longest.isupper():
         return False  # rec_01HZX3KQ9M8N7P6R5S4T (ULID), my-stack-Api-1A2B3C
     if n < 40 and not any(48 <= b <= 57 for b in core):
@@ -197,10 +218,27 @@ def token_like(value: bytes) -> bool:
     return letters >= 4 and digits >= 4 and not is_wordy(v)
 
 
+def alnum_token(value: bytes) -> bool:
+    """One unbroken word of 10+ letters and digits, at least 2 digits and 4 letters, not an
+    identifier (``m8bgnrkuokcoyqqnqyccj51t``, ``cz80juk3z9i6fzq``): what ``the token is X`` or a bare
+    ``KEY=X`` discloses. ``python311``, ``sha256``, ``v2``, ``ed25519`` are too short or wordy."""
+    v = value.strip()
+    if len(v) < 10 or len(v) > 128 or not v.isalnum() or not v.isascii() or is_placeholder(v):
+        return False
+    digits = len(v) - len(v.translate(None, _DIGIT_BYTES))
+    if digits < 2 or len(v) - digits < 4 or _HEX.match(v) or is_wordy(v):
+        return False
+    return shannon_entropy(v) >= 3.0
+
+
 def weak_value(value: bytes) -> bool:
     """For keyword-gated shapes (hex, digits, uuid next to "datadog", "discord"...): a stand-in."""
     v = value.strip()
-    if is_placeholder(v, strict=False) or is_wordy(v) or v.isalpha() or _ANY_RUN.search(v):
+    hexish = v.translate(None, b"-:").lower().strip(b"0123456789abcdef") == b""
+    if hexish and v.lower() != v and v.upper() != v:
+        return True  # hex is printed in one case: ``acdeFf05...`` is no generator's output
+    # ``is_wordy`` finds identifiers; a hex value cannot spell one (``cafebabe:deadbeef`` are hex words)
+    if is_placeholder(v, strict=False) or (not hexish and is_wordy(v)) or v.isalpha() or _ANY_RUN.search(v):
         return True
     if _UUID.match(v):
         return v.replace(b"-", b"").strip(b"0") == b""
@@ -209,6 +247,7 @@ def weak_value(value: bytes) -> bool:
 
 
 _B62 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_UPPER = _B62[10:36]
 _LETTERS = _B62[10:]
 _DIGIT_BYTES = _B62[:10]
 

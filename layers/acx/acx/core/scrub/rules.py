@@ -33,7 +33,7 @@ _R = r"(?:[^0-9A-Za-z_]|$)"
 _RD = r"(?:[^0-9A-Za-z_\-]|$)"  # for alphabets that include '-'
 # Assignment between a keyword (plus up to 40 name characters) and a value.
 _OP = (
-    r"""[\w.\-]{0,40}?["'\]]?[ \t]{0,3}"""
+    r"""[\w.\-]{0,40}?["'\]]{0,2}[ \t]{0,3}"""
     r"""(?:={1,3}>?|:{1,3}=?|\?=|\.=|\|\|=|!=|,[ \t]{0,4}["'`]|>|\(|[ \t]+is[ \t]|[ \t]+="""
     r"""|[ \t]+(?:string|String|str|\[\]byte|char\*?)[ \t]{0,3}:?=|[ \t]*\r?\n[ \t]*value:)"""
     r"""[ \t\r\n]{0,20}(?:\\?["'`]|\[)?[ \t]{0,3}"""
@@ -64,6 +64,11 @@ def R(rule_id: str, pattern: str) -> Rule:
     return Rule(rule_id, pattern)
 
 
+# A Secret's first data entry: comment lines may come first, and the value may be a block scalar.
+_K8S_VALUE = (
+    r"(?:[ \t]{0,9}#[^\n]{0,200}\n)*\s{1,9}[\w.\-]{1,64}:[ \t]{0,9}(?:[|>][-+]?[ \t]{0,9}\n[ \t]{1,12})?"
+    r"['\"]?([A-Za-z0-9+/]{12,}={0,2})"
+)
 H32 = "[0-9a-f]{32}"
 UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 AN = "[0-9a-z]"  # inside K() everything is case-insensitive
@@ -79,7 +84,8 @@ RULES: tuple[Rule, ...] = (
     P("aws-bedrock-api-key", "ABSKQmVkcm9ja0FQSUtleS[A-Za-z0-9+/]{20,400}={0,2}", end=False),
     P(
         "aws-bedrock-api-key",
-        "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&-]{0,1000}",
+        # the prefix is base64 of "bedrock.amazonaws.com"; the key is the signed URL after it
+        "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&-]{32,1000}",
         end=False,
     ),
     K("aws-secret-access-key", r"aws|secret.?access|secretaccess", "[A-Za-z0-9/+]{40}"),
@@ -121,11 +127,11 @@ RULES: tuple[Rule, ...] = (
     P("openshift-user-token", "sha256~[\\w-]{43}"),
     R(
         "kubernetes-secret-yaml",
-        r"(?is)kind:\s{0,9}['\"]?secret['\"]?\s.{0,400}?data:\s{0,9}\n\s{1,9}[\w.\-]{1,64}:\s{0,9}['\"]?([A-Za-z0-9+/]{12,}={0,2})",
+        r"(?is)kind:\s{0,9}['\"]?secret['\"]?\s.{0,400}?data:\s{0,9}\n" + _K8S_VALUE,
     ),
     R(
         "kubernetes-secret-yaml",
-        r"(?is)data:\s{0,9}\n\s{1,9}[\w.\-]{1,64}:\s{0,9}['\"]?([A-Za-z0-9+/]{12,}={0,2})['\"]?\s.{0,400}?kind:\s{0,9}['\"]?secret['\"]?\s",
+        r"(?is)data:\s{0,9}\n" + _K8S_VALUE + r"['\"]?\s.{0,400}?kind:\s{0,9}['\"]?secret['\"]?\s",
     ),
     P("hashicorp-vault-token", r"hv[sb]\.[\w-]{90,120}", end=False),
     P("hashicorp-vault-token", r"hv[sb]\.[\w-]{24,}", end=False),
@@ -327,6 +333,9 @@ RULES: tuple[Rule, ...] = (
     K("looker-client-id", "looker", AN + "{20}"),
     K("looker-client-secret", "looker", AN + "{24}"),
     K("algolia-api-key", "algolia", AN + "{32}"),
+    # Mapbox: ``pk.``/``sk.``/``tk.`` then base64url JSON naming the user, then a signature.
+    P("mapbox-api-token", r"[pst]k\.eyJ1Ijoi[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}", end=False),
+    K("mapbox-api-token", "mapbox", r"[pst]k\.[a-z0-9_-]{60,}\.[a-z0-9_-]{22}"),
     # --- databases and data platforms
     P("databricks-api-token", "dapi[a-f0-9]{32}(?:-[0-9]+)?"),
     P("clickhouse-cloud-api-secret-key", "4b1d[A-Za-z0-9]{38}"),
@@ -434,6 +443,8 @@ RULES: tuple[Rule, ...] = (
         "private-key",
         r"(?i)(-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]{64,}?KEY(?: BLOCK)?-----)",
     ),
+    # The header alone counts (a key cut off, a file named in prose); a block whose END line
+    # follows with no key material between (``anything``, nothing) is a stand-in (engine check).
     R("private-key", r"(-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----)"),
     R("putty-private-key", r"(PuTTY-User-Key-File-[0-9]+: )"),
     R(
@@ -448,6 +459,17 @@ RULES: tuple[Rule, ...] = (
     R(
         "curl-auth-header",
         r"(?i)(?:^|[\s;|&(`=])curl\b[^\n]{0,400}?\s(?:-H|--header)\s*['\"]\s*(?:Authorization|X-Api-Key|Api-Key|X-Auth-Token|Private-Token|X-Token)\s*:\s*(?:Bearer|Basic|Token|Api-Token|Key)?\s*([^\s'\"]{8,})",
+    ),
+    # mysql/mariadb take the password glued to -p (``-pS3cret``, ``-p'S3cret'``); ``-p db`` prompts.
+    R(
+        "mysql-cli-password",
+        r"(?:^|[\s;|&(`])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,300}?\s-p['\"]?([^\s'\"]{4,120})",
+    ),
+    # Terraform: ``variable "db_password" { default = "..." }`` names the secret in the block header.
+    R(
+        "terraform-variable-default",
+        r"(?i)variable\s+\"[\w-]{0,40}(?:password|passwd|secret|token|api_key|apikey|access_key|private_key)"
+        r"[\w-]{0,20}\"\s*\{[^}]{0,300}?default\s*=\s*\"([^\"\n$]{6,200})\"",
     ),
     R("basic-auth-header", r"(?i)Authorization\s*:\s*Basic\s+([A-Za-z0-9+/]{12,}={0,2})"),
     R("bearer-token", r"(?i)Authorization\s*:\s*Bearer\s+([A-Za-z0-9._~+/\-]{20,}={0,2})"),

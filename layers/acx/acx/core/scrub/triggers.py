@@ -67,9 +67,13 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "connection-string-password": (("password", False, 2), ("pwd", False, 2)),
     "gitlab-session-cookie": (("_gitlab_session=", False, 1),),
     "mailgun-private-api-token": (("key-", False, 2),),
-    "lob-api-key": (("live_", False, 2), ("test_", False, 2)),
-    "gocardless-api-token": (("live_", False, 2),),
+    # ``test_`` alone fires on every test_* file name of a listing: keep the hex after it in the trigger.
+    "lob-api-key": ((r"(?:live|test)_[a-f0-9]{4}", True, 2),),
+    "gocardless-api-token": ((r"live_[a-z0-9_=-]{4}", True, 2),),
     "lob-pub-api-key": (("live_pub_", False, 2), ("test_pub_", False, 2)),
+    "mapbox-api-token": (("k.eyJ1Ijoi", False, 1),),
+    "mysql-cli-password": (("mysql", False, 2), ("mariadb", False, 2)),
+    "terraform-variable-default": (("variable", False, 1),),
     "settlemint-token": (("sm_", False, 2),),
     "launchdarkly-access-token": (
         ("launchdarkly", False, 1),
@@ -150,15 +154,16 @@ def _alternatives(group: str) -> list[str]:
 
 def triggers_for(rule: Rule) -> list[Trigger]:
     """The rule's triggers: explicit, keyword literals, or the pattern's literal prefix."""
+    pat = rule.pattern
+    if rule.keyword:  # its own keywords, even when a sibling rule of the same id names other triggers
+        keywords = pat[len("(?i)(") : pat.index(")", len("(?i)("))]
+        found = [_literal_prefix(k).lower() for k in _alternatives(keywords)]
+        return [Trigger(k, True) for k in dict.fromkeys(found) if len(k) >= 3]
     if _EXPLICIT.get(rule.id):
         return [
             Trigger(t.lower() if not regex else t, not regex, regex, before)
             for t, regex, before in _EXPLICIT[rule.id]
         ]
-    pat = rule.pattern
-    if rule.keyword:
-        keywords = pat[len("(?i)(") : pat.index(")", len("(?i)("))]
-        return [Trigger(_literal_prefix(k).lower(), True) for k in _alternatives(keywords)]
     ci = False
     head = "(?:^|[^0-9A-Za-z_+])("
     body = pat[len(head) :] if pat.startswith(head) else pat
