@@ -119,7 +119,7 @@ def test_an_index_is_never_queried_with_another_engines_vectors() -> None:
     with pytest.raises(EngineMismatch):
         IndexView(ENGINE.id, ENGINE.dim, [*view.segments, other_seg])
     with pytest.raises(SegmentError):
-        merge([*view.segments, other_seg], ENGINE.id, ENGINE.dim, lambda s, i: True)
+        merge([*(p.segment() for p in view.segments), other_seg], ENGINE.id, ENGINE.dim, lambda s, i: True)
 
 
 def test_a_weak_vector_signal_cannot_outrank_a_lexical_match() -> None:
@@ -135,8 +135,8 @@ def test_vector_signal_scans_every_doc_and_the_sparse_and_dense_paths_agree() ->
     words = "cache retry deploy queue shard lock timeout parser socket worker".split()
     view = _view([_rec(f"d{i}", " ".join(rng.choice(words) for _ in range(6))) for i in range(300)])
     q = embed("gamma delta")  # no shared word: only hashed dimensions can match
-    sparse = view.vector(q, view.live)[0]
-    dense = view._np[0]["dense"]() @ __import__("numpy").asarray(q, dtype="float32") * view._np[0]["scales"]
+    sparse = view.vector(q, view.live)
+    dense = view._vectors.astype("float32") @ __import__("numpy").asarray(q, dtype="float32") * view.scales
     assert all(abs(a - max(b, 0.0)) < 1e-5 for a, b in zip(sparse.tolist(), dense.tolist(), strict=True))
     q2 = embed("retry the queue")
     hits = view.search([], q2, ENGINE.id, k=5)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from acx.adapters.search_index import Manifest, SearchIndexStore
     from acx.core.embedding import EmbeddingEngine
     from acx.core.search.ranking import IndexView
-    from acx.core.search.segment import Segment
+    from acx.core.search.segment import Packed, Segment
     from acx.usecases.deps import Deps
 
 MAX_QUERY_CHARS = 512
@@ -131,7 +131,7 @@ class IndexCache:
     def __init__(self, max_docs: int = CACHE_DOCS) -> None:
         self.max_docs = max_docs
         self.views: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
-        self.segments: dict[str, Segment] = {}
+        self.segments: dict[str, Packed] = {}
         self.lock = threading.Lock()
 
     def get(self, key: tuple[str, str]) -> _Cached | None:
@@ -163,7 +163,7 @@ def load_view(deps: Deps, tenant: str, package: str, engine: EmbeddingEngine) ->
     missing, unreadable or built by another engine (an index is never queried with another engine)."""
     from acx.adapters.search_index import SearchIndexStore
     from acx.core.search.ranking import IndexView
-    from acx.core.search.segment import Segment, SegmentError
+    from acx.core.search.segment import Packed, SegmentError
 
     store = _store(deps)
     key = (tenant, package)
@@ -178,7 +178,7 @@ def load_view(deps: Deps, tenant: str, package: str, engine: EmbeddingEngine) ->
         for seg_key in manifest.segments:
             seg = CACHE.segments.get(seg_key)
             if seg is None:
-                seg = Segment.from_bytes(store.get_segment(seg_key))
+                seg = Packed.parse(store.get_segment(seg_key))
                 CACHE.segments[seg_key] = seg
             segments.append(seg)
         view = IndexView(manifest.engine, manifest.dim, segments, frozenset(manifest.deleted))
@@ -208,7 +208,7 @@ def rebuild(
     from acx.adapters.search_index import Manifest, ManifestConflict
     from acx.core.search import to_docs
     from acx.core.search.ranking import IndexView
-    from acx.core.search.segment import Segment
+    from acx.core.search.segment import Packed, Segment
 
     store = _store(deps)
     records: list[dict[str, Any]] = []
@@ -220,9 +220,9 @@ def rebuild(
         records += [row.record for row in page if row.record is not None]
         if not cursor:
             break
-    segment = Segment.build(engine.id, engine.dim, to_docs(records, engine))
+    segment = Packed.parse(Segment.build(engine.id, engine.dim, to_docs(records, engine)).to_bytes())
     view = IndexView(engine.id, engine.dim, [segment])
-    seg_key = store.put_segment(tenant, package, segment.to_bytes())
+    seg_key = store.put_segment(tenant, package, segment.data)
     fresh = Manifest(engine.id, engine.dim, [seg_key], [len(segment)], etag=old.etag if old else None)
     try:
         etag = store.put_manifest(tenant, package, fresh)
