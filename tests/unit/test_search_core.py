@@ -235,3 +235,14 @@ def test_building_merging_and_forgetting_never_import_numpy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["1", "0"]
+
+
+def test_the_ascii_fast_path_finds_the_words_the_regex_finds() -> None:
+    from acx.core.search.text import _WORD_RE, split_words
+
+    rng = random.Random(11)
+    alphabet = "abcXYZ019 _-.,;:'\"\n\t()/\\@#$%^&*+=~`|<>?!{}[]"
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert split_words(text) == _WORD_RE.findall(text.casefold()), text
+    assert split_words("Ünïcode ＤＥＰＬＯＹ snake_case") == ["ünïcode", "deploy", "snake", "case"]

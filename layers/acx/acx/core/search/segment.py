@@ -142,7 +142,7 @@ class Segment:
             latest.pop(doc.id, None)
             latest[doc.id] = doc
         ordered = list(latest.values())
-        by_term: dict[str, tuple[list[int], list[int]]] = {}
+        by_term: dict[str, list[int]] = {}  # term -> [ordinal, tf, ordinal, tf, ...]
         get = by_term.get
         lengths = array("I")
         vectors = array("b")
@@ -152,9 +152,9 @@ class Segment:
             for term, tf in Counter(doc.terms).items():
                 plist = get(term)
                 if plist is None:
-                    plist = by_term[term] = ([], [])
-                plist[0].append(ordinal)
-                plist[1].append(tf)
+                    by_term[term] = [ordinal, tf]
+                else:
+                    plist += (ordinal, tf)  # interleaved: one list operation per posting
             if len(doc.vector) != dim:
                 raise SegmentError(
                     f"vector of {doc.id!r} has {len(doc.vector)} dims, engine {engine} has {dim}"
@@ -166,10 +166,11 @@ class Segment:
         starts = array("I", [0])
         at = 0
         for term in terms:
-            at += len(by_term[term][0])
+            at += len(by_term[term]) >> 1
             starts.append(at)
-        doc_arr = array("I", chain.from_iterable(by_term[t][0] for t in terms))
-        tf_list = list(chain.from_iterable(by_term[t][1] for t in terms))
+        flat = list(chain.from_iterable(by_term[t] for t in terms))
+        doc_arr = array("I", flat[0::2])
+        tf_list = flat[1::2]
         if tf_list and max(tf_list) > MAX_TF:
             tf_list = [tf if tf <= MAX_TF else MAX_TF for tf in tf_list]
         return cls(
