@@ -288,7 +288,7 @@ def speed_rows(collection: dict[str, Any], n: int, batch: int) -> list[dict[str,
             "unit": "B",
         },
         {
-            "name": f"search indexing at ingest, CPU ({batch}-record batches: tokenise, embed, segment, bytes)",
+            "name": f"search indexing at ingest, CPU ({batch}-record batches: tokenise, embed, segment)",
             "value": round(index_us, 1),
             "unit": "µs/record",
             "baseline": f"ingest core {core_us:.1f} µs/record CPU (parse + scrub + slot keys, same records)",
@@ -296,7 +296,7 @@ def speed_rows(collection: dict[str, Any], n: int, batch: int) -> list[dict[str,
             "target": "lower than last round's 2.4",
         },
         {
-            "name": f"search compaction of {len(range(0, n, batch))} segments (pure Python, as the verify function runs it)",
+            "name": f"search core: compaction of {n // batch} segments (pure Python, as verify runs it)",
             "value": round(compact_s, 2),
             "unit": "s",
         },
@@ -307,6 +307,10 @@ def speed_rows(collection: dict[str, Any], n: int, batch: int) -> list[dict[str,
 
 SEED_RECORDS = 300  # ingested through POST /bundles (log, receipts, rows, index segment)
 BULK_BATCH = 5000
+
+
+def _progress(what: str) -> None:
+    print(f"   ... {what} ({time.strftime('%H:%M:%S')})", file=sys.stderr, flush=True)
 
 
 def _http(endpoint: str, token: str, method: str, path: str, body: bytes | None = None) -> tuple[int, Any]:
@@ -422,11 +426,13 @@ def service_rows(collection: dict[str, Any], n: int) -> list[dict[str, Any]]:
         hook_cpu = 0.0
         rest = records[SEED_RECORDS:]
         for i in range(0, len(rest), BULK_BATCH):
+            _progress(f"rows + index hook {i + SEED_RECORDS}/{n}")
             part = rest[i : i + BULK_BATCH]
             _bulk_rows(stack, tenant, package, part)
             c0 = time.process_time()
             indexer.indexed(tenant, package, part, {}, new_package=False)  # what ingest runs per batch
             hook_cpu += time.process_time() - c0
+        _progress("compaction")
         started = time.perf_counter()
         uc.compact(d, tenant, package)  # what the scheduled run does past COMPACT_AT segments
         compact_s = time.perf_counter() - started
@@ -443,6 +449,7 @@ def service_rows(collection: dict[str, Any], n: int) -> list[dict[str, Any]]:
             wall.append((time.perf_counter() - t0) * 1000)
             cpus.append((time.process_time() - c0) * 1000)
             empty += not out.results
+        _progress("fresh interpreter")
         # (2) a fresh interpreter against the same stack (its moto over HTTP, S3 through the gateway).
         child = subprocess.run(
             [sys.executable, "-c", COLD_CHILD, tenant, package, queries[0], queries[1]],
@@ -482,12 +489,16 @@ def service_rows(collection: dict[str, Any], n: int) -> list[dict[str, Any]]:
     note = (
         f"local stack, moto in this process (absolute numbers are moto's, not AWS's); load average "
         f"{load:.1f} at start on a shared 2-core machine; {SEED_RECORDS} records ingested through the API, "
-        f"the rest written as rows + indexed by the ingest hook in {BULK_BATCH}-record batches, then compacted"
+        f"the rest written as rows + indexed by the ingest hook in {BULK_BATCH}-record batches, "
+        "then compacted"
     )
     where = f"{label}, {len(wall)} Cranfield queries, k=10"
+    cold_wall, cold_cpu = cold["imports"][0] + cold["first"][0], cold["imports"][1] + cold["first"][1]
+    hook = f"({BULK_BATCH}-record batches: segment, S3 PUT, manifest)"
     rows += [
         {
-            "name": f"search use case in the api function, p95 warm ({where}; S3 revalidation + DynamoDB reads), wall / CPU",
+            "name": f"search use case in the api function, p95 warm ({where}; its S3/DynamoDB reads), "
+            "wall / CPU",
             "value": f"{_pct(wall, 0.95):.1f} / {_pct(cpus, 0.95):.1f}",
             "unit": "ms",
             "target": "<= 50 ms",
@@ -502,12 +513,13 @@ def service_rows(collection: dict[str, Any], n: int) -> list[dict[str, Any]]:
         {
             "name": f"search first query after a cold load, fresh interpreter ({label}: imports + clients + "
             "manifest and segment from S3 + view + query), wall / CPU",
-            "value": f"{cold['imports'][0] + cold['first'][0]:.2f} / {cold['imports'][1] + cold['first'][1]:.2f}",
+            "value": f"{cold_wall:.2f} / {cold_cpu:.2f}",
             "unit": "s",
             "target": "<= 1 s",
             "note": (
                 f"imports {cold['imports'][0]:.2f} s wall / {cold['imports'][1]:.2f} s CPU, first search "
-                f"{cold['first'][0]:.2f} / {cold['first'][1]:.2f}, second search {cold['second'][0] * 1000:.0f} / "
+                f"{cold['first'][0]:.2f} / {cold['first'][1]:.2f}, second search "
+                f"{cold['second'][0] * 1000:.0f} / "
                 f"{cold['second'][1] * 1000:.0f} ms; S3 and DynamoDB over HTTP to the stack; " + note
             ),
         },
@@ -516,11 +528,13 @@ def service_rows(collection: dict[str, Any], n: int) -> list[dict[str, Any]]:
             "value": round(_pct(http_wall, 0.95), 1),
             "unit": "ms",
             "target": "<= 50 ms",
-            "note": f"p50 {_pct(http_wall, 0.5):.1f} ms; CPU of this process (client + gateway + handler + moto) "
+            "note": f"p50 {_pct(http_wall, 0.5):.1f} ms; CPU of this process "
+            "(client + gateway + handler + moto) "
             f"{http_cpu:.1f} ms per request on average; " + note,
         },
         {
-            "name": f"search over the local HTTP API, first query after the api function's caches are dropped ({label}), wall / CPU",
+            "name": f"search over the local HTTP API, first query after the api caches are dropped ({label})"
+            ", wall / CPU",
             "value": f"{http_cold / 1000:.2f} / {http_cold_cpu:.2f}",
             "unit": "s",
             "target": "<= 1 s",
@@ -534,7 +548,7 @@ def service_rows(collection: dict[str, Any], n: int) -> list[dict[str, Any]]:
             "note": f"{len(manifest.segments)} segment(s), {seg_bytes / 1e6:.1f} MB",
         },
         {
-            "name": f"search index hook at ingest, CPU ({BULK_BATCH}-record batches: segment + S3 PUT + manifest)",
+            "name": f"search index hook at ingest, CPU {hook}",
             "value": round(hook_cpu / len(rest) * 1e6, 1),
             "unit": "µs/record",
             "note": note,

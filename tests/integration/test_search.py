@@ -188,7 +188,7 @@ def test_an_index_built_by_another_engine_is_rebuilt_not_queried(svc: Service) -
     assert Manifest  # the manifest type the store reads
 
 
-def test_another_instances_changes_show_within_the_revalidation_interval_and_a_stale_view_never_returns_a_forgotten_memory(
+def test_other_instances_changes_show_after_the_revalidation_interval_and_stale_views_skip_forgotten(
     svc: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A warm view is revalidated against the manifest at most every REVALIDATE_SECONDS. A change
@@ -214,3 +214,17 @@ def test_another_instances_changes_show_within_the_revalidation_interval_and_a_s
     clock[0] += search_uc.REVALIDATE_SECONDS + 0.01
     assert [r["id"] for r in _search(svc, q="kestrel")[1]["results"]] == ["mem-0007"]
     assert "mem-0004" not in set(search_uc.CACHE.get(key).view.ids())  # type: ignore[union-attr]
+
+
+def test_an_ingest_indexing_after_a_racing_forget_removes_the_forgotten_memory_again(svc: Service) -> None:
+    """The hook of an ingest that committed before a forget but indexes after it: the state check
+    (rows read by state only) sees the tombstone and takes the memory out of the new segment."""
+    from acx.usecases import search as search_uc
+    from acx.usecases.deps import deps
+
+    _seed(svc)
+    late = record(4, title="Zyzzyva incident notes", summary="The zyzzyva deploy broke the queue consumer.")
+    assert svc.call("DELETE", f"/v1/packages/{PKG}/memories/mem-0004")[0] == 200
+    search_uc.SearchIndexer(deps()).indexed("acme", PKG, [late], {}, new_package=False)
+    assert _search(svc, q="zyzzyva")[1]["results"] == []
+    assert scan_everything("zyzzyva") == []
