@@ -212,7 +212,7 @@ def _scenarios(svc: Service, rec: Recorder, env: dict[str, str]) -> None:
 
     up = api("POST", f"{base}/uploads", 201, body={})
     svc.put_upload(up["uploadId"], json.dumps(bundle([record(6, title="Raced")])).encode(), package=PKG)
-    search_uc.SearchIndexer.indexed = forget_before_indexing  # type: ignore[method-assign]
+    search_uc.SearchIndexer.indexed = forget_before_indexing  # type: ignore[method-assign,assignment]
     try:
         pump("INGEST_QUEUE_URL", "ingest")
     finally:
