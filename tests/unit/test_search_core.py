@@ -246,3 +246,38 @@ def test_the_ascii_fast_path_finds_the_words_the_regex_finds() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         assert split_words(text) == _WORD_RE.findall(text.casefold()), text
     assert split_words("Ünïcode ＤＥＰＬＯＹ snake_case") == ["ünïcode", "deploy", "snake", "case"]
+
+
+def test_dense_queries_score_every_doc_as_the_full_product_does() -> None:
+    """A semantic engine's query has every dimension set: the blocked float path must give the same
+    cosines as the plain product (here over more docs than one block)."""
+    import numpy as np
+
+    from acx.core.search import ranking
+
+    rng = random.Random(9)
+    dim = 16
+    docs = [Doc(f"d{i}", "rom", (), ["x"], [rng.uniform(-1, 1) for _ in range(dim)]) for i in range(700)]
+    view = IndexView("dense-16", dim, [Segment.build("dense-16", dim, docs)])
+    q = [rng.uniform(-1, 1) for _ in range(dim)]
+    old, ranking.DENSE_CHUNK = ranking.DENSE_CHUNK, 256
+    try:
+        got = view.vector(q, None)
+    finally:
+        ranking.DENSE_CHUNK = old
+    want = np.maximum(view._vectors.astype(np.float32) @ np.asarray(q, np.float32) * view.scales, 0)
+    assert np.allclose(got, want, atol=1e-5) and (got > 0).sum() > 100
+
+
+def test_a_damaged_segment_is_refused_by_the_view_too() -> None:
+    from acx.core.search.segment import Packed
+
+    seg = Segment.build(ENGINE.id, ENGINE.dim, to_docs([_rec("a", "alpha beta"), _rec("b", "beta")], ENGINE))
+    data = bytearray(seg.to_bytes())
+    packed = Packed.parse(bytes(data))
+    offset, _ = packed.sections["docs"]
+    data[offset : offset + 4] = (99).to_bytes(4, "little")  # a posting naming doc 99 of 2
+    with pytest.raises(SegmentError):
+        IndexView(ENGINE.id, ENGINE.dim, [Packed.parse(bytes(data))])
+    with pytest.raises(SegmentError):
+        Segment.from_bytes(bytes(data))
