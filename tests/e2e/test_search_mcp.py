@@ -112,6 +112,7 @@ def test_mcp_tools_over_stdio_with_the_sdk_client(local_stack: Any, acx_config: 
         out["recall"] = await session.call_tool("recall", {"id": "m-2"})
         out["forget"] = await session.call_tool("forget", {"id": "m-1"})
         out["after"] = await session.call_tool("search", {"query": "osprey deploys", "k": 3})
+        out["recall_forgotten"] = await session.call_tool("recall", {"id": "m-1"})
         out["verify"] = await session.call_tool("verify_log", {})
         return out
 
@@ -132,4 +133,6 @@ def test_mcp_tools_over_stdio_with_the_sdk_client(local_stack: Any, acx_config: 
     assert recalled["memory"]["id"] == "m-2" and recalled["advisory"]
     assert not out["forget"].is_error
     assert "m-1" not in [r["memory"]["id"] for r in _payload(out["after"])["results"]]
+    gone = out["recall_forgotten"]
+    assert gone.is_error and "404" in gone.content[0].text  # the point read: a forgotten id is not found
     assert _payload(out["verify"])["status"] == "ok"

@@ -11,7 +11,8 @@ fails the test (so a new adapter call cannot slip through unchecked). The model 
 Deny statements, Action/Resource wildcards, identity policies (inline role policies and
 AWS::IAM::Policy resources attached to the role), and KMS key policies (a key policy naming the role,
 or the account root plus an ``ArnEquals aws:PrincipalArn`` condition, which delegates to IAM).
-It does NOT model other conditions (a statement with any other condition never matches: the check
+It models ``StringLike`` conditions on request keys (``s3:prefix`` of the list calls). It does NOT
+model other conditions (a statement with any other condition never matches: the check
 errs towards "denied"), SCPs, permission boundaries, or bucket/queue resource policies (the
 template's are TLS-only Denies and service-principal Allows, which do not affect the functions).
 """
@@ -37,6 +38,7 @@ class Need:
     action: str
     resource: str
     why: str = ""
+    context: tuple[tuple[str, str], ...] = ()  # condition keys of the request (``s3:prefix``)
 
 
 @dataclass(frozen=True)
@@ -202,8 +204,20 @@ NEEDS: dict[tuple[str, str], Callable[[dict[str, Any], World], list[Need]]] = {
     ("s3", "HeadObject"): _s3_head,
     ("s3", "DeleteObject"): _s3_delete,
     ("s3", "DeleteObjects"): _s3_delete_many,
-    ("s3", "ListObjectsV2"): lambda p, w: [Need("s3:ListBucket", f"arn:aws:s3:::{p['Bucket']}")],
-    ("s3", "ListObjectVersions"): lambda p, w: [Need("s3:ListBucketVersions", f"arn:aws:s3:::{p['Bucket']}")],
+    ("s3", "ListObjectsV2"): lambda p, w: [
+        Need("s3:ListBucket", f"arn:aws:s3:::{p['Bucket']}", context=(("s3:prefix", p.get("Prefix", "")),))
+    ],
+    ("s3", "ListObjectVersions"): lambda p, w: [
+        Need(
+            "s3:ListBucketVersions",
+            f"arn:aws:s3:::{p['Bucket']}",
+            context=(("s3:prefix", p.get("Prefix", "")),),
+        )
+    ],
+    # Bedrock runtime (the optional Titan embedding engine of the search indexes)
+    ("bedrock-runtime", "InvokeModel"): lambda p, w: [
+        Need("bedrock:InvokeModel", f"arn:aws:bedrock:{REGION}::foundation-model/{p['modelId']}")
+    ],
     # KMS
     ("kms", "Sign"): _kms("kms:Sign"),
     ("kms", "Verify"): _kms("kms:Verify"),
@@ -312,7 +326,13 @@ def _matches(patterns: Any, value: str, *, case: bool) -> bool:
     return False
 
 
-def _statement_matches(st: dict[str, Any], action: str, resource: str, principal_arn: str) -> bool:
+def _statement_matches(
+    st: dict[str, Any],
+    action: str,
+    resource: str,
+    principal_arn: str,
+    context: tuple[tuple[str, str], ...] = (),
+) -> bool:
     if "NotAction" in st or "NotResource" in st:
         return False  # not used by the template; never assume it grants
     if not _matches(st.get("Action", []), action, case=False):
@@ -320,6 +340,14 @@ def _statement_matches(st: dict[str, Any], action: str, resource: str, principal
     if not _matches(st.get("Resource", []), resource, case=True):
         return False
     condition = st.get("Condition")
+    if condition and set(condition) == {"StringLike"}:
+        # StringLike on request keys (``s3:prefix``): every key must be in the request and match
+        # one of its patterns (IAM: a key absent from the request makes the condition false).
+        values = dict(context)
+        return all(
+            key in values and _matches(patterns, values[key], case=True)
+            for key, patterns in condition["StringLike"].items()
+        )
     if condition:
         named = condition.get("ArnEquals", {}).get("aws:PrincipalArn") if len(condition) == 1 else None
         if named is None or len(condition["ArnEquals"]) != 1:
@@ -336,21 +364,25 @@ class Policies:
     key_policies: dict[str, list[dict[str, Any]]]  # key ARN -> statements
     account_root: str = f"arn:aws:iam::{ACCOUNT}:root"
 
-    def _identity_decision(self, role: str, action: str, resource: str) -> bool:
+    def _identity_decision(
+        self, role: str, action: str, resource: str, context: tuple[tuple[str, str], ...] = ()
+    ) -> bool:
         statements = self.identity.get(role, [])
         if any(
-            s.get("Effect") == "Deny" and _statement_matches(s, action, resource, role) for s in statements
+            s.get("Effect") == "Deny" and _statement_matches(s, action, resource, role, context)
+            for s in statements
         ):
             return False
         return any(
-            s.get("Effect") == "Allow" and _statement_matches(s, action, resource, role) for s in statements
+            s.get("Effect") == "Allow" and _statement_matches(s, action, resource, role, context)
+            for s in statements
         )
 
     def allowed(self, role: str, need: Need) -> bool:
         """IAM's answer for ``role`` (same account) doing ``need``."""
         key_policy = self.key_policies.get(need.resource) if need.action.startswith("kms:") else None
         if key_policy is None:
-            return self._identity_decision(role, need.action, need.resource)
+            return self._identity_decision(role, need.action, need.resource, need.context)
         # KMS: the key policy must allow the role itself, or allow the account (then IAM decides).
         direct = delegated = False
         for st in key_policy:

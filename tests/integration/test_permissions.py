@@ -40,15 +40,30 @@ PKG = "perm"
 PREFIX = "acx-local"
 # Statements the Lambda service itself uses with the role (not calls the code makes).
 RUNTIME_STATEMENTS = {"OwnLogGroup", "XRayHasNoResourceLevelPermissions"}
-#: Grants of the search index (its version purge at forget/compaction, the optional Bedrock engine at
-#: index 5) that the scenarios below do not drive yet: they joined after this test was written. Listed
-#: here, not silently skipped; the next change that adds search scenarios empties this set.
-NOT_YET_EXERCISED = {
-    "ApiRole:5",
-    "IngestRole:5",
-    "IngestRole:ListSearchIndexVersions",
-    "VerifyRole:ListSearchIndexVersions",
-}
+#: The scenarios run with the optional Bedrock engine configured (its grants are ``!If`` statements,
+#: dropped by CloudFormation under the default local-hash-128), answered by ``_fake_titan``: the only
+#: difference from the default is that InvokeModel is called, so every grant is exercised.
+SEARCH_ENGINE = "bedrock:amazon.titan-embed-text-v2:0"
+#: Grants that no scenario drives (each needs a reason here; none left).
+NOT_YET_EXERCISED: set[str] = set()
+
+
+def _fake_titan(params: dict[str, Any], **_: Any) -> tuple[Any, dict[str, Any]]:
+    """Bedrock's InvokeModel answered in botocore's before-call hook (as botocore's Stubber does), so
+    the call is still made and recorded: a deterministic 256-dimension vector of the input text."""
+    import io
+
+    from botocore.awsrequest import AWSResponse
+    from botocore.response import StreamingBody
+
+    from acx.core.embedding import embed
+
+    request = json.loads(params["body"])
+    vector = embed(request["inputText"]) + [0.0] * (request["dimensions"] - 128)
+    vector[-1] = 0.01  # never all zeros
+    body = json.dumps({"embedding": vector, "inputTextTokenCount": 1}).encode()
+    http = AWSResponse("https://bedrock-runtime.invalid", 200, {}, None)
+    return http, {"body": StreamingBody(io.BytesIO(body), len(body)), "contentType": "application/json"}
 
 
 @dataclass
@@ -175,6 +190,36 @@ def _scenarios(svc: Service, rec: Recorder, env: dict[str, str]) -> None:
         pump("INGEST_QUEUE_URL", "ingest")
         api("GET", f"{base}/uploads/{up['uploadId']}", 200)
 
+    # Search at the api function, cold (the index read from S3: manifest and segments), with the
+    # query embedded by Bedrock (the fake answers; the call is recorded).
+    from acx.usecases import search as search_uc
+
+    search_uc.CACHE.views.clear()
+    search_uc.CACHE.segments.clear()
+    found = api("GET", f"{base}/memories/search", 200, query={"q": "back off with jitter"})
+    assert found["engine"] == f"{SEARCH_ENGINE}:256" and found["results"], found
+
+    # An ingest whose record is forgotten between its commit and its index hook: the hook's state
+    # check sees the tombstone and rewrites the segment without it, purging every version (the path
+    # that needs ListSearchIndexVersions in IngestRole).
+    original_indexed = search_uc.SearchIndexer.indexed
+
+    def forget_before_indexing(
+        indexer: Any, tenant: str, package: str, records: list, *a: Any, **k: Any
+    ) -> None:
+        api("DELETE", f"{base}/memories/{records[0]['id']}", 200)
+        original_indexed(indexer, tenant, package, records, *a, **k)
+
+    up = api("POST", f"{base}/uploads", 201, body={})
+    svc.put_upload(up["uploadId"], json.dumps(bundle([record(6, title="Raced")])).encode(), package=PKG)
+    search_uc.SearchIndexer.indexed = forget_before_indexing  # type: ignore[method-assign,assignment]
+    try:
+        pump("INGEST_QUEUE_URL", "ingest")
+    finally:
+        search_uc.SearchIndexer.indexed = original_indexed  # type: ignore[method-assign]
+    assert api("GET", f"{base}/uploads/{up['uploadId']}", 200)["status"] == "ingested"
+    assert ("ingest", "s3", "ListObjectVersions") in {(c.function, c.service, c.operation) for c in rec.calls}
+
     # Exports: synchronous (+ download URL), asynchronous through the export queue.
     exported = api("POST", f"{base}/cartridges", 201, body={})
     api("GET", f"{base}/cartridges/{exported['cartridgeId']}", 200)
@@ -216,6 +261,20 @@ def _scenarios(svc: Service, rec: Recorder, env: dict[str, str]) -> None:
     api("POST", f"{base}/lock", 200, body={"reason": "audit"})
     api("POST", f"{base}/unlock", 200, body={})
 
+    # Enough small uploads that the package's index has more segments than the scheduled run lets
+    # stand: the verify function compacts it (reads, merges, writes one segment, purges the rest).
+    manifest_key = f"indexes/acme/{PKG}/manifest.json"
+
+    def segments() -> int:
+        body = s3.get_object(Bucket=env["DATA_BUCKET"], Key=manifest_key)["Body"].read()
+        return len(json.loads(body)["segments"])
+
+    i = 20
+    while segments() <= search_uc.COMPACT_AT:
+        words = " ".join(f"w{i}x{j}" for j in range(12))  # unlike any forgotten memory's text
+        api("POST", f"{base}/bundles", 201, body=bundle([record(i, title=f"note {i}", summary=words)]))
+        i += 1
+
     # Scheduled verification: one package verifies, a tampered one fails and publishes the alarm.
     api("POST", "/v1/packages/perm-bad/bundles", 201, body=bundle([record(9)]))
     ddb.update_item(
@@ -226,7 +285,9 @@ def _scenarios(svc: Service, rec: Recorder, env: dict[str, str]) -> None:
     )
     event = json.loads((ROOT / "events" / "schedule-verify.json").read_text())
     with cold("verify"):
-        assert svc.verify.lambda_handler(copy.deepcopy(event), Context())["failed"] == 1
+        verified = svc.verify.lambda_handler(copy.deepcopy(event), Context())
+    assert verified["failed"] == 1, verified
+    assert segments() == 1
 
 
 @pytest.fixture(scope="module")
@@ -246,7 +307,19 @@ def recorded() -> Iterator[Recorded]:
             s: session.client(s, config=Config(signature_version="s3v4") if s == "s3" else None)
             for s in ("dynamodb", "s3", "sqs", "kms", "sns")
         }
-        creator = _Creator(template, clients, account=ACCOUNT, region=REGION, prefix=PREFIX, parameters={})
+        boto3.DEFAULT_SESSION = None  # a session of its own, so the fake hook goes with this test
+        boto3.setup_default_session(region_name=REGION)
+        boto3._get_default_session().events.register(
+            "before-call.bedrock-runtime.InvokeModel", _fake_titan, unique_id="acx-fake-titan"
+        )
+        creator = _Creator(
+            template,
+            clients,
+            account=ACCOUNT,
+            region=REGION,
+            prefix=PREFIX,
+            parameters={"SearchEngine": SEARCH_ENGINE},
+        )
         creator.create_all()
         env = creator.environment()
         os.environ.update(env)
@@ -265,6 +338,12 @@ def recorded() -> Iterator[Recorded]:
             )
         finally:
             reset()
+            boto3.DEFAULT_SESSION = None
+            from acx.usecases import search as search_uc
+
+            search_uc._ENGINES.clear()
+            search_uc.CACHE.views.clear()
+            search_uc.CACHE.segments.clear()
             os.environ.clear()
             os.environ.update(saved)
 
@@ -371,3 +450,27 @@ def _row_pk(pk: str, record_id: str) -> str:
     from acx.adapters.log_rows import DEFAULT_ROW_SHARDS, shard_of, shard_pk
 
     return shard_pk(pk, shard_of(record_id, DEFAULT_ROW_SHARDS))
+
+
+def test_search_grants_are_each_needed_and_the_prefix_condition_is_checked(recorded: Recorded) -> None:
+    """Without its Bedrock statement a role cannot embed; without ListSearchIndexVersions the ingest
+    and verify functions cannot purge index segments; and that grant's ``s3:prefix`` condition lets
+    them list versions under indexes/ only."""
+    from tests.integration.iam_model import Need
+
+    for role, sid, expected in (
+        ("ApiRole", "5", "api: InvokeModel needs bedrock:InvokeModel"),
+        ("IngestRole", "5", "ingest: InvokeModel needs bedrock:InvokeModel"),
+        ("IngestRole", "ListSearchIndexVersions", "ingest: ListObjectVersions needs s3:ListBucketVersions"),
+        ("VerifyRole", "ListSearchIndexVersions", "verify: ListObjectVersions needs s3:ListBucketVersions"),
+    ):
+        broken = copy.deepcopy(recorded.template)
+        (path,) = [p for p, s in _statements(broken) if p[0] == role and s == sid]
+        _remove(broken, path)
+        assert any(p.startswith(expected) for p in recorded.problems(broken)), (role, sid)
+    policies = recorded.policies()
+    ingest = recorded.role_arns["IngestRole"]
+    bucket = next(b for b in recorded.world.buckets if "data" in b)
+    for prefix, allowed in (("indexes/acme/perm/seg-", True), ("bundles/acme/perm/", False), ("", False)):
+        need = Need("s3:ListBucketVersions", f"arn:aws:s3:::{bucket}", context=(("s3:prefix", prefix),))
+        assert policies.allowed(ingest, need) is allowed, prefix

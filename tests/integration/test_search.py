@@ -186,3 +186,45 @@ def test_an_index_built_by_another_engine_is_rebuilt_not_queried(svc: Service) -
     assert status == 200 and body["results"][0]["id"] == "mem-0001"
     assert _manifest(svc)["engine"] == {"id": "local-hash-128", "dim": 128}
     assert Manifest  # the manifest type the store reads
+
+
+def test_other_instances_changes_show_after_the_revalidation_interval_and_stale_views_skip_forgotten(
+    svc: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm view is revalidated against the manifest at most every REVALIDATE_SECONDS. A change
+    made by another api instance (here: the cached view put back after this process's forget and
+    ingest, as another instance would still hold it) shows once the interval passes, and even the
+    stale view never returns the forgotten memory: every hit is re-read from the log."""
+    from acx.usecases import search as search_uc
+
+    clock = [1000.0]
+    monkeypatch.setattr(search_uc.time, "monotonic", lambda: clock[0])
+    _seed(svc)
+    assert [r["id"] for r in _search(svc, q="zyzzyva")[1]["results"]] == ["mem-0004"]
+    key = ("acme", PKG)
+    stale = search_uc.CACHE.get(key)
+    assert stale is not None
+    assert svc.call("DELETE", f"/v1/packages/{PKG}/memories/mem-0004")[0] == 200
+    svc.call("POST", f"/v1/packages/{PKG}/bundles", body=bundle([record(7, title="Kestrel rollout")]))
+    search_uc.CACHE.put(key, stale)  # another instance: it still holds the view from before both
+    stale.checked = clock[0]
+    assert "mem-0004" in set(stale.view.ids())  # the stale view still ranks the forgotten memory...
+    assert _search(svc, q="zyzzyva")[1]["results"] == []  # ...and the log drops it
+    assert _search(svc, q="kestrel")[1]["results"] == []  # the new memory: not yet revalidated
+    clock[0] += search_uc.REVALIDATE_SECONDS + 0.01
+    assert [r["id"] for r in _search(svc, q="kestrel")[1]["results"]] == ["mem-0007"]
+    assert "mem-0004" not in set(search_uc.CACHE.get(key).view.ids())  # type: ignore[union-attr]
+
+
+def test_an_ingest_indexing_after_a_racing_forget_removes_the_forgotten_memory_again(svc: Service) -> None:
+    """The hook of an ingest that committed before a forget but indexes after it: the state check
+    (rows read by state only) sees the tombstone and takes the memory out of the new segment."""
+    from acx.usecases import search as search_uc
+    from acx.usecases.deps import deps
+
+    _seed(svc)
+    late = record(4, title="Zyzzyva incident notes", summary="The zyzzyva deploy broke the queue consumer.")
+    assert svc.call("DELETE", f"/v1/packages/{PKG}/memories/mem-0004")[0] == 200
+    search_uc.SearchIndexer(deps()).indexed("acme", PKG, [late], {}, new_package=False)
+    assert _search(svc, q="zyzzyva")[1]["results"] == []
+    assert scan_everything("zyzzyva") == []

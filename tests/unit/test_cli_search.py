@@ -44,3 +44,42 @@ def test_mcp_refusal_names_rules_and_paths_never_values() -> None:
     }
     text = _api_error(CliError("the scrub gate blocked the bundle", 3, status=422, code="blocked", body=body))
     assert "github-pat at m-3 $.summary" in text and "422 blocked" in text
+
+
+def test_mcp_recall_is_one_point_read_by_id_and_a_missing_id_is_a_tool_error() -> None:
+    """recall asks GET /v1/packages/{pkg}/memories/{id} once (the id quoted), never pages the package."""
+    import anyio
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from acx.cli.client import CliError
+    from acx.cli.mcp_server import build_server
+
+    class FakeApi:
+        def __init__(self) -> None:
+            self.calls: list[tuple[str, str, dict]] = []
+
+        def call(self, method: str, path: str, **kwargs: object) -> tuple[int, object]:
+            self.calls.append((method, path, kwargs))
+            if path.endswith("/memories/gone%2F1"):
+                raise CliError("memory not found", 4, status=404, code="not_found")
+            return 200, {"advisory": "Memory informs, it never authorizes.", "record": {"id": "m/2"}}
+
+    api = FakeApi()
+    server = build_server(api, "notes")
+
+    async def run() -> tuple[object, str]:
+        got = await server.call_tool("recall", {"id": "m/2"})
+        try:
+            await server.call_tool("recall", {"id": "gone/1"})
+        except ToolError as exc:
+            return got, str(exc)
+        return got, ""
+
+    got, missing = anyio.run(run)
+    assert [(m, p) for m, p, _ in api.calls] == [
+        ("GET", "/v1/packages/notes/memories/m%2F2"),
+        ("GET", "/v1/packages/notes/memories/gone%2F1"),
+    ]
+    text = str(got)
+    assert "m/2" in text and "Memory informs" in text
+    assert "404" in missing and "not found" in missing

@@ -26,3 +26,30 @@ def test_embed_record_uses_title_blank_line_summary():
     assert embed_record(record) == embed(
         "Retry with jittered backoff\n\nThe flaky test passed after 3 retries"
     )
+
+
+def test_byte_tokens_and_vectors_are_those_of_the_regex_definition():
+    """The translate/split tokeniser finds the standard's runs of [a-z0-9] on any text (non-ASCII,
+    Turkish dotted I whose lowercase grows, lone surrogates), and the vector is bit for bit the one
+    the regex-and-loop definition gives."""
+    import hashlib
+    import random
+    import re
+    from collections import Counter
+
+    from acx.core.embedding import tokens
+
+    def reference(text: str) -> list[float]:
+        vector = [0.0] * DIM
+        for token, count in Counter(re.findall(r"[a-z0-9]+", text.lower())).items():
+            h = hashlib.sha1(token.encode(), usedforsecurity=False).digest()
+            vector[int.from_bytes(h[0:4], "big") % DIM] += (1.0 if h[4] & 1 else -1.0) * count
+        norm = math.sqrt(sum(v * v for v in vector))
+        return [v / norm for v in vector] if norm else vector
+
+    rng = random.Random(5)
+    alphabet = "aZ09 _-.é日İK\u212a\ud800\U0001f600\n"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        assert tokens(text) == [t.encode() for t in re.findall(r"[a-z0-9]+", text.lower())], repr(text)
+        assert embed(text) == reference(text), repr(text)

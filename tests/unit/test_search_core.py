@@ -119,7 +119,7 @@ def test_an_index_is_never_queried_with_another_engines_vectors() -> None:
     with pytest.raises(EngineMismatch):
         IndexView(ENGINE.id, ENGINE.dim, [*view.segments, other_seg])
     with pytest.raises(SegmentError):
-        merge([*view.segments, other_seg], ENGINE.id, ENGINE.dim, lambda s, i: True)
+        merge([*(p.segment() for p in view.segments), other_seg], ENGINE.id, ENGINE.dim, lambda s, i: True)
 
 
 def test_a_weak_vector_signal_cannot_outrank_a_lexical_match() -> None:
@@ -135,8 +135,8 @@ def test_vector_signal_scans_every_doc_and_the_sparse_and_dense_paths_agree() ->
     words = "cache retry deploy queue shard lock timeout parser socket worker".split()
     view = _view([_rec(f"d{i}", " ".join(rng.choice(words) for _ in range(6))) for i in range(300)])
     q = embed("gamma delta")  # no shared word: only hashed dimensions can match
-    sparse = view.vector(q, view.live)[0]
-    dense = view._np[0]["dense"]() @ __import__("numpy").asarray(q, dtype="float32") * view._np[0]["scales"]
+    sparse = view.vector(q, view.live)
+    dense = view._vectors.astype("float32") @ __import__("numpy").asarray(q, dtype="float32") * view.scales
     assert all(abs(a - max(b, 0.0)) < 1e-5 for a, b in zip(sparse.tolist(), dense.tolist(), strict=True))
     q2 = embed("retry the queue")
     hits = view.search([], q2, ENGINE.id, k=5)
@@ -235,3 +235,49 @@ def test_building_merging_and_forgetting_never_import_numpy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["1", "0"]
+
+
+def test_the_ascii_fast_path_finds_the_words_the_regex_finds() -> None:
+    from acx.core.search.text import _WORD_RE, split_words
+
+    rng = random.Random(11)
+    alphabet = "abcXYZ019 _-.,;:'\"\n\t()/\\@#$%^&*+=~`|<>?!{}[]"
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert split_words(text) == _WORD_RE.findall(text.casefold()), text
+    assert split_words("Ünïcode ＤＥＰＬＯＹ snake_case") == ["ünïcode", "deploy", "snake", "case"]
+
+
+def test_dense_queries_score_every_doc_as_the_full_product_does() -> None:
+    """A semantic engine's query has every dimension set: the blocked float path must give the same
+    cosines as the plain product (here over more docs than one block)."""
+    import numpy as np
+
+    from acx.core.search import ranking
+
+    rng = random.Random(9)
+    dim = 16
+    docs = [Doc(f"d{i}", "rom", (), ["x"], [rng.uniform(-1, 1) for _ in range(dim)]) for i in range(700)]
+    view = IndexView("dense-16", dim, [Segment.build("dense-16", dim, docs)])
+    q = [rng.uniform(-1, 1) for _ in range(dim)]
+    old, ranking.DENSE_CHUNK = ranking.DENSE_CHUNK, 256
+    try:
+        got = view.vector(q, None)
+    finally:
+        ranking.DENSE_CHUNK = old
+    want = np.maximum(view._vectors.astype(np.float32) @ np.asarray(q, np.float32) * view.scales, 0)
+    assert np.allclose(got, want, atol=1e-5) and (got > 0).sum() > 100
+
+
+def test_a_damaged_segment_is_refused_by_the_view_too() -> None:
+    from acx.core.search.segment import Packed
+
+    seg = Segment.build(ENGINE.id, ENGINE.dim, to_docs([_rec("a", "alpha beta"), _rec("b", "beta")], ENGINE))
+    data = bytearray(seg.to_bytes())
+    packed = Packed.parse(bytes(data))
+    offset, _ = packed.sections["docs"]
+    data[offset : offset + 4] = (99).to_bytes(4, "little")  # a posting naming doc 99 of 2
+    with pytest.raises(SegmentError):
+        IndexView(ENGINE.id, ENGINE.dim, [Packed.parse(bytes(data))])
+    with pytest.raises(SegmentError):
+        Segment.from_bytes(bytes(data))

@@ -235,6 +235,21 @@ class RowStore:
         pointers = {slot: slot_ids.get(slot) for slot in slots}
         return Lookup({i: r for i, r in by_id.items() if i in ids}, by_slot, pointers)
 
+    def active_records(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The records of the ids whose rows are active: point reads of state and body only (what a
+        search result shows; a tombstoned or absent row is simply not in the answer)."""
+        got = self.db.batch_get(self.table, ref.pk, [f"r#{i}" for i in ids], projection=("state", "body"))
+        return {
+            sk[2:]: decompress(it["body"])
+            for sk, it in got.items()
+            if it.get("state") == "active" and isinstance(it.get("body"), bytes)
+        }
+
+    def active_ids(self, ref: PackageRef, ids: Iterable[str]) -> set[str]:
+        """Which of the ids have an active row (point reads of the state only)."""
+        got = self.db.batch_get(self.table, ref.pk, [f"r#{i}" for i in ids], projection=("state",))
+        return {sk[2:] for sk, it in got.items() if it.get("state") == "active"}
+
     def unchanged(self, ref: PackageRef, seqs: dict[str, int | None], slots: dict[str, str | None]) -> bool:
         """Do the rows and slot items still read as the writer saw them (run under the lease)?"""
         want = {f"r#{i}": ("seq", s) for i, s in seqs.items()} | {

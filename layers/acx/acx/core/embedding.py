@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import operator
 import re
 from collections import Counter
-from functools import lru_cache
 from typing import Any, Protocol
 
 ENGINE_ID = "local-hash-128"
@@ -18,20 +18,45 @@ DIM = 128
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 
 
-@lru_cache(maxsize=200_000)
-def _slot(token: str) -> tuple[int, float]:
-    """(index, sign) of one token: cached, since an index embeds the same words over and over."""
-    digest = hashlib.sha1(token.encode("utf-8"), usedforsecurity=False).digest()
-    return int.from_bytes(digest[0:4], "big") % DIM, 1.0 if digest[4] & 1 else -1.0
+# Bytes that are [a-z0-9] stay, every other byte becomes a space: the UTF-8 of a non-ASCII character
+# is all bytes >= 0x80, so splitting the translated UTF-8 finds exactly the runs ``_TOKEN_RE`` finds
+# (tested), in one C-level pass instead of a regex scan (the index embeds every ingested record).
+_TOKEN_BYTES = bytes(c if (48 <= c <= 57 or 97 <= c <= 122) else 32 for c in range(256))
+
+
+_CODES: dict[bytes, int] = {}  # token -> 2 * index + (1 if sign is +1 else 0)
+MAX_CACHED_TOKENS = 200_000
+
+
+def _code(token: bytes) -> int:
+    """Index and sign of one token in one int (cached: an index embeds the same words over and over)."""
+    code = _CODES.get(token)
+    if code is None:
+        digest = hashlib.sha1(token, usedforsecurity=False).digest()
+        code = (int.from_bytes(digest[0:4], "big") % DIM) * 2 + (digest[4] & 1)
+        if len(_CODES) < MAX_CACHED_TOKENS:
+            _CODES[token] = code
+    return code
+
+
+def tokens(text: str) -> list[bytes]:
+    """The standard's tokens of ``text``: runs of ``[a-z0-9]`` of its lowercase form, as ASCII bytes."""
+    return text.lower().encode("utf-8", "surrogatepass").translate(_TOKEN_BYTES).split()
 
 
 def embed(text: str) -> list[float]:
-    """The L2-normalised signed token-hash vector of ``text`` (all zeros when it has no token)."""
+    """The L2-normalised signed token-hash vector of ``text`` (all zeros when it has no token).
+
+    Each entry is a sum of +1s and -1s, exact in floating point in any order, so counting the
+    (index, sign) codes first gives the same bits as adding token by token.
+    """
     vector = [0.0] * DIM
-    for token, count in Counter(_TOKEN_RE.findall(text.lower())).items():
-        index, sign = _slot(token)
-        vector[index] += sign * count
-    norm = math.sqrt(sum(v * v for v in vector))
+    toks = tokens(text)
+    cached = list(map(_CODES.get, toks))
+    codes: list[int] = [_code(t) for t in toks] if None in cached else cached  # type: ignore[assignment]
+    for code, count in Counter(codes).items():
+        vector[code >> 1] += count if code & 1 else -count
+    norm = math.sqrt(sum(map(operator.mul, vector, vector)))
     if norm == 0:
         return vector
     return [v / norm for v in vector]

@@ -14,8 +14,11 @@ go to the configured embedding engine (Bedrock, when so configured).
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +31,8 @@ from acx.usecases.errors import ServiceError, not_found
 if TYPE_CHECKING:
     from acx.adapters.search_index import Manifest, SearchIndexStore
     from acx.core.embedding import EmbeddingEngine
-    from acx.core.search.ranking import IndexView
-    from acx.core.search.segment import Segment
+    from acx.core.search.ranking import Hit, IndexView
+    from acx.core.search.segment import Packed, Segment
     from acx.usecases.deps import Deps
 
 MAX_QUERY_CHARS = 512
@@ -41,6 +44,11 @@ COMPACT_NOW_AT = 64  # segments: an ingest compacts inline beyond this (the sche
 CACHE_DOCS = 400_000  # docs kept in the warm function's memory (~1 KB each), across packages (LRU)
 REBUILD_PAGE = 1000
 MAX_RETRIES = 8
+# A warm api function revalidates a cached index against its manifest at most this often (one S3
+# GET, 304 when unchanged). Like a search engine's refresh interval: a memory ingested through another
+# instance shows in this one's results up to this late; changes made in this process expire the
+# cache at once. It never lets a forgotten memory through: every hit is re-read from the log.
+REVALIDATE_SECONDS = 1.0
 
 
 class SearchQuery(BaseModel):
@@ -123,6 +131,7 @@ def _store(deps: Deps) -> SearchIndexStore:
 class _Cached:
     etag: str | None
     view: IndexView
+    checked: float = 0.0  # time.monotonic() of the last revalidation against the manifest
 
 
 class IndexCache:
@@ -131,7 +140,7 @@ class IndexCache:
     def __init__(self, max_docs: int = CACHE_DOCS) -> None:
         self.max_docs = max_docs
         self.views: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
-        self.segments: dict[str, Segment] = {}
+        self.segments: dict[str, Packed] = {}
         self.lock = threading.Lock()
 
     def get(self, key: tuple[str, str]) -> _Cached | None:
@@ -154,23 +163,46 @@ class IndexCache:
         with self.lock:
             self.views.pop(key, None)
 
+    def expire(self, key: tuple[str, str]) -> None:
+        """Revalidate on the next search (this process changed the manifest; segments stay cached)."""
+        with self.lock:
+            hit = self.views.get(key)
+            if hit is not None:
+                hit.checked = -math.inf
+
 
 CACHE = IndexCache()
 
 
-def load_view(deps: Deps, tenant: str, package: str, engine: EmbeddingEngine) -> IndexView:
+def load_view(
+    deps: Deps,
+    tenant: str,
+    package: str,
+    engine: EmbeddingEngine,
+    exists: Callable[[], bool] | None = None,
+) -> IndexView:
     """The package's index: cached while the manifest's ETag holds; rebuilt from the log when it is
-    missing, unreadable or built by another engine (an index is never queried with another engine)."""
+    missing, unreadable or built by another engine (an index is never queried with another engine).
+
+    ``exists`` is asked only when there is no manifest (404 if False): an index is only ever written
+    for a package that exists, so a found manifest answers that without a read of the log.
+    """
     from acx.adapters.search_index import SearchIndexStore
     from acx.core.search.ranking import IndexView
-    from acx.core.search.segment import Segment, SegmentError
+    from acx.core.search.segment import Packed, SegmentError
 
     store = _store(deps)
     key = (tenant, package)
     cached = CACHE.get(key)
+    now = time.monotonic()
+    if cached is not None and now - cached.checked < REVALIDATE_SECONDS:
+        return cached.view
     manifest = store.manifest(tenant, package, if_none_match=cached.etag if cached else None)
     if manifest is SearchIndexStore.NOT_MODIFIED and cached is not None:
+        cached.checked = now
         return cached.view
+    if manifest is None and exists is not None and not exists():
+        raise not_found()
     if manifest is None or manifest.engine != engine.id or manifest.dim != engine.dim:
         return rebuild(deps, tenant, package, engine, manifest)
     segments = []
@@ -178,7 +210,7 @@ def load_view(deps: Deps, tenant: str, package: str, engine: EmbeddingEngine) ->
         for seg_key in manifest.segments:
             seg = CACHE.segments.get(seg_key)
             if seg is None:
-                seg = Segment.from_bytes(store.get_segment(seg_key))
+                seg = Packed.parse(store.get_segment(seg_key))
                 CACHE.segments[seg_key] = seg
             segments.append(seg)
         view = IndexView(manifest.engine, manifest.dim, segments, frozenset(manifest.deleted))
@@ -188,7 +220,7 @@ def load_view(deps: Deps, tenant: str, package: str, engine: EmbeddingEngine) ->
         if not _missing(exc):
             raise
         return rebuild(deps, tenant, package, engine, manifest)
-    CACHE.put(key, _Cached(manifest.etag, view))
+    CACHE.put(key, _Cached(manifest.etag, view, now))
     return view
 
 
@@ -208,7 +240,7 @@ def rebuild(
     from acx.adapters.search_index import Manifest, ManifestConflict
     from acx.core.search import to_docs
     from acx.core.search.ranking import IndexView
-    from acx.core.search.segment import Segment
+    from acx.core.search.segment import Packed, Segment
 
     store = _store(deps)
     records: list[dict[str, Any]] = []
@@ -220,9 +252,9 @@ def rebuild(
         records += [row.record for row in page if row.record is not None]
         if not cursor:
             break
-    segment = Segment.build(engine.id, engine.dim, to_docs(records, engine))
+    segment = Packed.parse(Segment.build(engine.id, engine.dim, to_docs(records, engine)).to_bytes())
     view = IndexView(engine.id, engine.dim, [segment])
-    seg_key = store.put_segment(tenant, package, segment.to_bytes())
+    seg_key = store.put_segment(tenant, package, segment.data)
     fresh = Manifest(engine.id, engine.dim, [seg_key], [len(segment)], etag=old.etag if old else None)
     try:
         etag = store.put_manifest(tenant, package, fresh)
@@ -233,7 +265,7 @@ def rebuild(
         for stale in old.segments:
             store.purge(stale)
     CACHE.segments[seg_key] = segment
-    CACHE.put((tenant, package), _Cached(etag, view))
+    CACHE.put((tenant, package), _Cached(etag, view, time.monotonic()))
     return view
 
 
@@ -245,29 +277,36 @@ def search(deps: Deps, tenant: str, package: str, query: SearchQuery) -> SearchR
     from acx.core.search import search as rank
 
     ref = PackageRef(tenant, package)
-    if not deps.log.package_exists(ref):
-        raise not_found()
     engine = engine_for(deps)
-    view = load_view(deps, tenant, package, engine)
+    view = load_view(deps, tenant, package, engine, exists=lambda: deps.log.package_exists(ref))
     hits = rank(view, engine, query.q, k=min(query.k * 2 + 10, 200), zone=query.tier, tag=query.tag)
-    rows = deps.log.rows.lookup(ref, {h.id for h in hits}, set()).by_id
-    results = []
-    for hit in hits:
-        row = rows.get(hit.id)
-        if row is None or not row.active or row.record is None:
-            continue  # the index lags the log (a forget or merge in flight): the log decides
-        signals = Signals(
-            lexical=LexicalSignal(rank=hit.lexical_rank, score=hit.lexical_score, terms=list(hit.terms))
-            if hit.lexical_rank is not None and hit.lexical_score is not None
-            else None,
-            vector=Signal(rank=hit.vector_rank, score=hit.vector_score)
-            if hit.vector_rank is not None and hit.vector_score is not None
-            else None,
-        )
-        results.append(SearchResult(id=hit.id, score=hit.score, signals=signals, record=row.record))
-        if len(results) == query.k:
-            break
+    results: list[SearchResult] = []
+    at, want = 0, query.k  # the rows of the top k first; more only for hits the log no longer holds
+    while len(results) < query.k and at < len(hits):
+        batch = hits[at : at + want]
+        at += len(batch)
+        records = deps.log.rows.active_records(ref, {h.id for h in batch})
+        for hit in batch:
+            record = records.get(hit.id)
+            if record is None:
+                continue  # the index lags the log (a forget or merge in flight): the log decides
+            results.append(_result(hit, record))
+            if len(results) == query.k:
+                break
+        want = (query.k - len(results)) * 2 + 10
     return SearchResponse(engine=engine.id, k=query.k, results=results)
+
+
+def _result(hit: Hit, record: dict[str, Any]) -> SearchResult:
+    signals = Signals(
+        lexical=LexicalSignal(rank=hit.lexical_rank, score=hit.lexical_score, terms=list(hit.terms))
+        if hit.lexical_rank is not None and hit.lexical_score is not None
+        else None,
+        vector=Signal(rank=hit.vector_rank, score=hit.vector_score)
+        if hit.vector_rank is not None and hit.vector_score is not None
+        else None,
+    )
+    return SearchResult(id=hit.id, score=hit.score, signals=signals, record=record)
 
 
 # ---- the write path: hooks called by ingest and forget -----------------------------------------
@@ -318,6 +357,7 @@ class SearchIndexer:
                 store.put_manifest(tenant, package, manifest)
             except ManifestConflict:
                 continue
+            CACHE.expire((tenant, package))
             self._unless_forgotten(tenant, package, [r["id"] for r in records])
             if len(manifest.segments) > COMPACT_NOW_AT:
                 compact(self.deps, tenant, package)
@@ -331,11 +371,9 @@ class SearchIndexer:
         hook runs, so either that hook sees this segment or this check sees the tombstone."""
         if not ids:
             return
-        rows = self.deps.log.rows.lookup(PackageRef(tenant, package), set(ids), set()).by_id
-        for rid in sorted(set(ids)):
-            row = rows.get(rid)
-            if row is None or not row.active:
-                self.forgotten(tenant, package, rid)
+        active = self.deps.log.rows.active_ids(PackageRef(tenant, package), set(ids))
+        for rid in sorted(set(ids) - active):
+            self.forgotten(tenant, package, rid)
 
     def forgotten(self, tenant: str, package: str, record_id: str) -> int:
         """Remove the memory from the index; if that fails, drop the whole index (the next search
@@ -470,6 +508,7 @@ def compact(deps: Deps, tenant: str, package: str) -> dict[str, int]:
         except ManifestConflict:
             store.purge(new_key)
             continue
+        CACHE.expire((tenant, package))
         for key in manifest.segments:
             store.purge(key)
         return {"segments": len(manifest.segments), "compacted": 1}

@@ -40,28 +40,42 @@ def _load_stemmer() -> tuple[str, Callable[[str], str]]:
 STEMMER, _stem_word = _load_stemmer()
 
 
-_STEMS: dict[str, str] = {}
+_TERMS: dict[str, str] = {}  # word -> its index term ("" for a stopword or an over-long run)
 MAX_CACHED_STEMS = 200_000
 
 
-def stem(word: str) -> str:
-    """The stem of one lowercase word (cached: vocabularies are small next to token counts)."""
-    out = _STEMS.get(word)
-    if out is None:
-        out = _stem_word(word)
-        if len(_STEMS) < MAX_CACHED_STEMS:
-            _STEMS[word] = out
-    return out
+def _term(word: str) -> str:
+    if word in STOPWORDS or len(word) > MAX_TOKEN_CHARS:
+        return ""
+    return _stem_word(word)
+
+
+# ASCII text: NFKC leaves it unchanged, casefold is lower(), and a word is a run of [a-z0-9]; one
+# C-level translate + split finds the same words as the regex, at about half its cost.
+_ASCII_WORDS = bytes(c if (48 <= c <= 57 or 97 <= c <= 122) else 32 for c in range(256))
+
+
+def split_words(text: str) -> list[str]:
+    """Runs of two or more letters or digits (any script) of the NFKC, case-folded text."""
+    if text.isascii():
+        runs = text.lower().encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
+        return [w for w in runs if len(w) > 1]
+    return _WORD_RE.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
 def tokenize(text: str, *, stemming: bool = True) -> list[str]:
     """The index terms of ``text``, in order, with repeats (BM25 counts them)."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    words = [w for w in _WORD_RE.findall(folded) if w not in STOPWORDS and len(w) <= MAX_TOKEN_CHARS]
+    words = split_words(text)
     if not stemming:
-        return words
-    stems = _STEMS
-    return [stems[w] if w in stems else stem(w) for w in words]
+        return [w for w in words if w not in STOPWORDS and len(w) <= MAX_TOKEN_CHARS]
+    terms = list(map(_TERMS.get, words))  # one C-level pass when every word was seen before
+    if None in terms:
+        for i, t in enumerate(terms):
+            if t is None:
+                t = terms[i] = _term(words[i])
+                if len(_TERMS) < MAX_CACHED_STEMS:
+                    _TERMS[words[i]] = t
+    return [t for t in terms if t]
 
 
 def record_text(title: str | None, summary: str | None) -> str:
