@@ -38,7 +38,10 @@ def test_inspect(ref: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["skills"][0]["name"] == "expertise-designer"
     assert doc["signature"]["keyid"].startswith("ed25519:f906")
     assert doc["signature"]["signedAt"] == "2026-04-03T13:35:46.190Z"
-    assert run(capsys, "inspect", str(ref))[0] == 0
+    assert main(["inspect", str(ref)]) == 0
+    text = capsys.readouterr().out
+    assert "memories 15 rom, 5 save" in text and "sqlar 14 rom" in text
+    assert "{" not in text and "'" not in text  # no Python reprs
 
 
 def test_verify_exit_codes(ref: Path, vectors_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -96,21 +96,34 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     except CartridgeError as exc:
         return _fail(f"{args.file}: {exc}")
     meta = doc["meta"]
+    counts = doc["counts"]
     lines = [
         f"{args.file}: ACX {meta.get('acx.spec_version', '?')} cartridge {meta.get('acx.cartridge_id', '?')}",
         f"  publisher {meta.get('acx.publisher_id')}  artifact {meta.get('acx.artifact_id')}"
         f"@{meta.get('acx.artifact_version')}",
-        f"  memory {doc['counts']['memory']}  vectors {doc['counts']['vectors']}"
-        f"  files {doc['counts']['files']}",
-        f"  objects {doc['counts']['objects']}",
+        f"  memories {_by_zone(counts['memory'])}  vectors {_by_zone(counts['vectors'])}"
+        f"  files {counts['files']}",
+        "  objects "
+        + (", ".join(f"{kind} {_by_zone(z)}" for kind, z in sorted(counts["objects"].items())) or "none"),
         f"  skills {', '.join(s['name'] for s in doc['skills']) or '-'}",
     ]
     sig = doc["signature"]
     lines.append(f"  signature {sig['keyid']} signed {sig.get('signedAt')}" if sig else "  unsigned (legacy)")
-    if doc["checkpoint"]:
-        lines.append(f"  log checkpoint {doc['checkpoint']}")
+    cp = doc["checkpoint"]
+    if cp:
+        lines.append(
+            f"  log checkpoint {cp.get('origin')} size {cp.get('treeSize')}, {cp.get('proofs')} inclusion"
+            f" proof(s), in {cp.get('file')}"
+        )
     _emit(args, doc, "\n".join(lines))
     return EXIT_OK
+
+
+def _by_zone(counts: Any) -> str:
+    """``{"rom": 4, "save": 1}`` as ``4 rom, 1 save`` (``0`` when empty)."""
+    if not isinstance(counts, dict) or not counts:
+        return "0"
+    return ", ".join(f"{n} {zone}" for zone, n in sorted(counts.items()))
 
 
 def _load_trust(args: argparse.Namespace) -> tuple[dict[str, Any] | None, str | None]:
