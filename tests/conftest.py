@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,15 @@ def vectors_dir() -> Path:
     if not VECTORS.is_dir():
         pytest.skip(f"interop vectors not found at {VECTORS}")
     return VECTORS
+
+
+@pytest.fixture
+def reference_copy(vectors_dir: Path, tmp_path: Path) -> Path:
+    """A writable copy of the ACX reference's cartridge (tests edit it to tamper)."""
+    dst = tmp_path / "reference-cartridge.acx"
+    shutil.copyfile(vectors_dir / dst.name, dst)
+    dst.chmod(0o644)
+    return dst
 
 
 @pytest.fixture(scope="session")

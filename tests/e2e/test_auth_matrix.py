@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +23,9 @@ import pytest
 
 from acx.core.canonical import sha256_hex
 from acx.local.jwt_issuer import DevIssuer
+from tests.api_docs import documented_routes
+from tests.factories import memory
+from tests.http import send
 
 pytestmark = pytest.mark.e2e
 
@@ -39,35 +39,17 @@ PUBLIC = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/trust
 P = "/v1/packages/{pkg}"
 
 
-def documented_routes() -> dict[tuple[str, str], str]:
-    """(method, path template) -> scope for every route of docs/API.md's table."""
-    routes: dict[tuple[str, str], str] = {}
-    for line in (ROOT / "docs" / "API.md").read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in re.split(r"\|(?=(?:[^`]*`[^`]*`)*[^`]*$)", line.strip().strip("|"))]
-        if len(cells) < 3 or cells[0] not in ("GET", "POST", "PUT", "DELETE", "PATCH"):
-            continue
-        for path in re.findall(r"`(/[^`]*)`", cells[1]):
-            full = path if path.startswith("/v1/") else P + path
-            routes[(cells[0], full.split("?", 1)[0])] = cells[2]
-    return routes
-
-
 def record(i: int) -> dict[str, Any]:
-    return {
-        "id": f"owner-rec-{i}-Kx7Qw",
-        "title": f"Owner-only title {i} Platypus-Juniper",
-        "summary": f"Owner-only summary {i}: rotate the Walrus-Tangerine runbook.",
-        "sourceType": "incident",
-        "repoId": None,
-        "repoLabel": "platform",
-        "projectLabel": "matrix",
-        "timestamp": "2026-05-01T00:00:00Z",
-        "impact": "neutral",
-        "xpAwarded": i,
-        "tags": ["matrix"],
-        "portable": True,
-        "codebaseFingerprint": None,
-    }
+    return memory(
+        f"owner-rec-{i}-Kx7Qw",
+        title=f"Owner-only title {i} Platypus-Juniper",
+        summary=f"Owner-only summary {i}: rotate the Walrus-Tangerine runbook.",
+        repoLabel="platform",
+        projectLabel="matrix",
+        timestamp="2026-05-01T00:00:00Z",
+        xpAwarded=i,
+        tags=["matrix"],
+    )
 
 
 RECORDS = [record(i) for i in range(3)]
@@ -78,16 +60,7 @@ def http(
     stack: Any, method: str, path: str, token: str | None = None, body: Any = None, query: str = ""
 ) -> tuple[int, bytes]:
     url = stack.endpoint + path + (f"?{query}" if query else "")
-    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-    headers = {"Content-Type": "application/json"}
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)  # noqa: S310 - local
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310
-            return resp.status, resp.read()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read()
+    return send(url, method, token=token, body=body, timeout=30)
 
 
 @dataclass

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from acx.cli.main import main
+from tests.factories import memory
 
 pytestmark = pytest.mark.e2e
 
@@ -25,23 +26,15 @@ def acx(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def login(capsys: pytest.CaptureFixture[str], stack: Any, *extra: str) -> tuple[int, str, str]:
+    """``acx login`` against the local stack as TENANT, with ``extra`` flags."""
+    return acx(capsys, "login", "--endpoint", stack.endpoint, "--local", "--tenant", TENANT, *extra)
+
+
 def record(i: int, **over: Any) -> dict[str, Any]:
-    return {
-        "id": f"cli-{i:04d}",
-        "title": f"title {i}",
-        "summary": f"summary {i}",
-        "sourceType": "memory",
-        "repoId": None,
-        "repoLabel": "r",
-        "projectLabel": "p",
-        "timestamp": "2026-03-14T09:21:00Z",
-        "impact": "neutral",
-        "xpAwarded": 1,
-        "tags": ["cli"],
-        "portable": True,
-        "codebaseFingerprint": None,
-        **over,
-    }
+    fields: dict[str, Any] = {"title": f"title {i}", "summary": f"summary {i}", "sourceType": "memory"}
+    fields |= {"repoLabel": "r", "projectLabel": "p", "timestamp": "2026-03-14T09:21:00Z", "tags": ["cli"]}
+    return memory(f"cli-{i:04d}", **fields | over)
 
 
 @pytest.fixture()
@@ -55,17 +48,7 @@ def logged_in(
     monkeypatch.setenv("ACX_SALT_FILE", str(tmp_path / "salt"))
     monkeypatch.delenv("ACX_PACKAGE", raising=False)
     assert acx(capsys, "init")[0] == 0
-    code, _, err = acx(
-        capsys,
-        "login",
-        "--endpoint",
-        local_stack.endpoint,
-        "--local",
-        "--tenant",
-        TENANT,
-        "--package",
-        "notes",
-    )
+    code, _, err = login(capsys, local_stack, "--package", "notes")
     assert code == 0, err
     return local_stack
 
@@ -88,17 +71,7 @@ def test_login_whoami_logout_and_version(logged_in: Any, capsys: pytest.CaptureF
 def test_login_refuses_an_unknown_scope(
     local_stack: Any, acx_config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = acx(
-        capsys,
-        "login",
-        "--endpoint",
-        local_stack.endpoint,
-        "--local",
-        "--tenant",
-        TENANT,
-        "--scopes",
-        "memory:reed",
-    )
+    code, _, err = login(capsys, local_stack, "--scopes", "memory:reed")
     assert code == 2 and "memory:reed" in err and "memory:read" in err
     assert not acx_config.exists()
 
@@ -122,20 +95,7 @@ def test_expired_token_says_run_acx_login(
 def test_missing_scope_is_named(
     local_stack: Any, acx_config: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert (
-        acx(
-            capsys,
-            "login",
-            "--endpoint",
-            local_stack.endpoint,
-            "--local",
-            "--tenant",
-            TENANT,
-            "--scopes",
-            "memory:read",
-        )[0]
-        == 0
-    )
+    assert login(capsys, local_stack, "--scopes", "memory:read")[0] == 0
     records = tmp_path / "r.json"
     records.write_text(json.dumps([record(1)]))
     code, _, err = acx(capsys, "upload", str(records), "-p", "notes")

@@ -21,6 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 
+from tests import factories
+from tests.factories import tiny
+
 pytestmark = pytest.mark.e2e
 
 TENANT = "fuzz"
@@ -127,29 +130,11 @@ def test_secret_in_refused_bundles_is_nowhere(local_stack: Any) -> None:
     import urllib.request
 
     secret = "ghp_" + "Tz4Kq9Wm2Xv7Lp3Rn8Bd5Hc1Fs6Yj0Ge2Ua"
-    record = {
-        "id": "fz-1",
-        "title": "t",
-        "summary": "s",
-        "sourceType": "incident",
-        "repoId": None,
-        "repoLabel": "r",
-        "projectLabel": "p",
-        "timestamp": "2026-03-14T09:21:00Z",
-        "impact": "neutral",
-        "xpAwarded": 1,
-        "tags": ["x"],
-        "portable": True,
-        "codebaseFingerprint": None,
-    }
 
     def bundle(**over: Any) -> dict[str, Any]:
-        return {
-            "schemaVersion": "acx.memory-bundle/1",
-            "records": [{**record, **over}],
-            "knowledge": [],
-            "skills": [],
-        }
+        return factories.bundle(
+            [tiny("fz-1", sourceType="incident", timestamp="2026-03-14T09:21:00Z", **over)]
+        )
 
     bodies: list[bytes] = [
         json.dumps(bundle(summary=f"deploy token {secret} rotate later")).encode(),  # scrub gate

@@ -13,10 +13,7 @@ Azure AD ``scp`` space-separated string; Auth0 ``permissions`` array (RBAC) next
 from __future__ import annotations
 
 import io
-import json
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +24,8 @@ import pytest
 
 from acx.local.gateway import Gateway, routes_from_template
 from acx.local.jwt_issuer import DevIssuer
+from tests.http import send_json
+from tests.integration.service import bundle, record
 
 pytestmark = pytest.mark.e2e
 
@@ -79,15 +78,7 @@ class Front:
         )
 
     def call(self, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
-        data = None if body is None else json.dumps(body).encode()
-        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
-        req = urllib.request.Request(self.gateway.url + path, data=data, method=method, headers=headers)  # noqa: S310
-        try:
-            with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 - local gateway
-                status, raw = resp.status, resp.read()
-        except urllib.error.HTTPError as err:
-            status, raw = err.code, err.read()
-        return status, json.loads(raw) if raw else None
+        return send_json(self.gateway.url + path, method, token=token, body=body, timeout=30)
 
 
 @pytest.fixture(params=[COGNITO, OKTA, AZURE, AUTH0], ids=lambda p: p.name)
@@ -118,22 +109,16 @@ def front(
 
 
 def _bundle(tag: str) -> dict[str, Any]:
-    record = {
-        "id": f"idp-{tag}",
-        "title": f"Lesson from {tag}",
-        "summary": f"Retry with jittered backoff ({tag}).",
-        "sourceType": "incident",
-        "repoId": None,
-        "repoLabel": "platform",
-        "projectLabel": "ingest",
-        "timestamp": "2026-03-14T09:21:00Z",
-        "impact": "negative",
-        "xpAwarded": 1,
-        "tags": ["retries"],
-        "portable": True,
-        "codebaseFingerprint": None,
-    }
-    return {"schemaVersion": "acx.memory-bundle/1", "records": [record], "knowledge": [], "skills": []}
+    return bundle(
+        [
+            record(
+                1,
+                id=f"idp-{tag}",
+                title=f"Lesson from {tag}",
+                summary=f"Retry with jittered backoff ({tag}).",
+            )
+        ]
+    )
 
 
 def test_the_providers_token_writes_and_reads_in_its_tenant(front: Front) -> None:

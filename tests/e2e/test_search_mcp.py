@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from acx.cli.main import main
+from tests.factories import memory
 
 pytestmark = pytest.mark.e2e
 
@@ -19,21 +20,16 @@ SECRET = "ghp_" + "Q7x2Lm9Kp4Rt8Vw1Yz3Bn6Cd5Fg0Hj2Kl4Mn"  # built at run time: n
 
 
 def _record(rid: str, title: str, summary: str) -> dict[str, Any]:
-    return {
-        "id": rid,
-        "title": title,
-        "summary": summary,
-        "sourceType": "observation",
-        "repoId": None,
-        "repoLabel": "platform",
-        "projectLabel": "mcp",
-        "timestamp": "2026-08-01T00:00:00Z",
-        "impact": "neutral",
-        "xpAwarded": 1,
-        "tags": ["mcp"],
-        "portable": True,
-        "codebaseFingerprint": None,
-    }
+    return memory(
+        rid,
+        title=title,
+        summary=summary,
+        sourceType="observation",
+        repoLabel="platform",
+        projectLabel="mcp",
+        timestamp="2026-08-01T00:00:00Z",
+        tags=["mcp"],
+    )
 
 
 def _acx(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

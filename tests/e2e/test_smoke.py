@@ -13,26 +13,23 @@ from typing import Any
 import pytest
 
 from acx.cli.main import main
+from tests.factories import memory
 
 pytestmark = pytest.mark.e2e
 
 
 def _record(i: int) -> dict[str, Any]:
-    return {
-        "id": f"smoke-{i:03d}",
-        "title": f"Smoke lesson {i}",
-        "summary": f"retry with jitter, case {i}",
-        "sourceType": "observation",
-        "repoId": None,
-        "repoLabel": "platform",
-        "projectLabel": "smoke",
-        "timestamp": "2026-08-01T00:00:00Z",
-        "impact": "neutral",
-        "xpAwarded": i,
-        "tags": ["smoke"],
-        "portable": True,
-        "codebaseFingerprint": None,
-    }
+    return memory(
+        f"smoke-{i:03d}",
+        title=f"Smoke lesson {i}",
+        summary=f"retry with jitter, case {i}",
+        sourceType="observation",
+        repoLabel="platform",
+        projectLabel="smoke",
+        timestamp="2026-08-01T00:00:00Z",
+        xpAwarded=i,
+        tags=["smoke"],
+    )
 
 
 def _bundle(path: Path, n: int) -> Path:

@@ -21,6 +21,9 @@ from urllib.parse import urlencode
 import boto3
 from moto import mock_aws
 
+from tests import factories
+from tests.factories import memory
+
 ROOT = Path(__file__).resolve().parents[2]
 ALL_SCOPES = ["memory:write", "memory:read", "memory:forget", "cartridge:export", "log:read", "admin"]
 
@@ -167,33 +170,20 @@ class Service:
 
 def record(i: int, **over: Any) -> dict[str, Any]:
     """A valid portable memory record ``mem-<i>``; tests override the fields they assert on."""
-    base: dict[str, Any] = {
-        "id": f"mem-{i:04d}",
+    fields: dict[str, Any] = {
         "title": f"Lesson {i} about retries",
         "summary": f"Back off with jitter, case {i}.",
-        "sourceType": "incident",
-        "repoId": None,
         "repoLabel": "platform",
         "projectLabel": "ingest",
         "timestamp": "2026-03-14T09:21:00Z",
         "impact": "negative",
         "xpAwarded": i,
         "tags": ["retries"],
-        "portable": True,
-        "codebaseFingerprint": None,
     }
-    return base | over
+    return memory(f"mem-{i:04d}", **fields | over)
 
 
-def bundle(records: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    """An upload bundle of ``records`` (no files unless ``extra`` adds them)."""
-    return {
-        "schemaVersion": "acx.memory-bundle/1",
-        "records": records,
-        "knowledge": [],
-        "skills": [],
-        **extra,
-    }
+bundle = factories.bundle
 
 
 def start_service(parameters: dict[str, str] | None = None) -> Iterator[Service]:

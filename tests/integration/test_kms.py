@@ -11,6 +11,7 @@ from acx.adapters.kms import KmsSigner, KmsSignerError
 from acx.core import dsse
 from acx.core.signing import PublicKey
 from acx.local import moto_ed25519
+from tests import factories
 
 
 @pytest.fixture
@@ -70,16 +71,7 @@ def test_ed25519_key_behaves_as_aws_documents(kms) -> None:
 def test_kms_ed25519_signer_signs_a_dsse_envelope_that_verifies(kms) -> None:
     moto_ed25519.install()
     signer = KmsSigner(kms, _key(kms, "ECC_NIST_EDWARDS25519"))
-    statement = dsse.build_statement(
-        manifest_hash="sha256:" + "a" * 64,
-        subject_name="s",
-        publisher_id="com.example",
-        embedding_engine={"id": "local-hash-128", "dim": 128},
-        signed_at="2026-01-01T00:00:00.000Z",
-        provenance_instance_id="p",
-        file_count=1,
-        checksum_hash="sha256:" + "b" * 64,
-    )
+    statement = factories.statement(subject_name="s")
     env = dsse.parse_envelope(dsse.envelope_json(dsse.sign_statement(statement, signer)))
     key = PublicKey.from_der(signer.public_key_der())
     assert env.signatures[0][0] == key.keyid == signer.keyid

@@ -9,27 +9,13 @@ import rfc8785
 
 from acx.core.bundle import SCHEMA_VERSION, BundleError, Limits, pack_directory, parse_bundle, write_schema
 from acx.core.fingerprint import canonical_repo_identity, codebase_fingerprint
+from tests.factories import memory
 
 SALT = bytes(range(32))
 
 
 def record(i: int = 0, **changes) -> dict:
-    base = {
-        "id": f"mem-{i}",
-        "title": "Retry with backoff",
-        "summary": "The flaky test passed after retries",
-        "sourceType": "incident",
-        "portable": True,
-        "codebaseFingerprint": None,
-        "repoId": None,
-        "repoLabel": "portable-core",
-        "projectLabel": "api",
-        "timestamp": "2026-01-02T03:04:05.678Z",
-        "impact": "neutral",
-        "xpAwarded": 2.5,
-        "tags": ["retry"],
-    }
-    return base | changes
+    return memory(f"mem-{i}", **{"xpAwarded": 2.5} | changes)
 
 
 def bundle(**changes) -> dict:

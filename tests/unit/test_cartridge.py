@@ -19,28 +19,19 @@ from acx.core.cartridge import (
     validate_sqlar_name,
 )
 from acx.core.signing import LocalEd25519Signer
-
-CBF = "cbf1_" + "ab" * 20
+from tests.factories import CBF, memory
 
 
 def rec(i: int, portable: bool = True, **kw: object) -> dict:
-    r = {
-        "id": f"mem-{i:05d}",
-        "title": f"lesson {i}",
-        "summary": f"retry the deploy step {i}",
-        "sourceType": "review",
-        "portable": portable,
-        "codebaseFingerprint": None if portable else CBF,
-        "repoId": None if portable else "github.com/acme/api",
-        "repoLabel": "api",
-        "projectLabel": "Acme",
-        "timestamp": "2026-01-02T03:04:05.000Z",
-        "impact": "neutral",
-        "xpAwarded": 1,
-        "tags": ["deploy"],
-    }
-    r.update(kw)
-    return r
+    fields: dict = {"title": f"lesson {i}", "summary": f"retry the deploy step {i}", "sourceType": "review"}
+    fields |= {"repoLabel": "api", "projectLabel": "Acme", "timestamp": "2026-01-02T03:04:05.000Z"}
+    return memory(
+        f"mem-{i:05d}",
+        portable=portable,
+        codebaseFingerprint=None if portable else CBF,
+        tags=["deploy"],
+        **fields | kw,
+    )
 
 
 SKILL = b"---\nname: deploy-helper\ndescription: Helps with deploys.\nlicense: MIT\n---\n\n# Deploy\n"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import struct
 from pathlib import Path
@@ -12,16 +11,14 @@ import pytest
 
 from acx.cli.main import main
 from acx.core import canonical
+from tests.factories import tiny
 
 REF = "reference-cartridge.acx"
 
 
 @pytest.fixture
-def ref(vectors_dir: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / REF
-    shutil.copyfile(vectors_dir / REF, dst)
-    dst.chmod(0o644)
-    return dst
+def ref(reference_copy: Path) -> Path:
+    return reference_copy
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:
@@ -40,8 +37,8 @@ def test_inspect(ref: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["signature"]["signedAt"] == "2026-04-03T13:35:46.190Z"
     assert main(["inspect", str(ref)]) == 0
     text = capsys.readouterr().out
-    assert "memories 15 rom, 5 save" in text and "sqlar 14 rom" in text
-    assert "{" not in text and "'" not in text  # no Python reprs
+    assert "memory rom 15, save 5" in text and "sqlar rom 14" in text
+    assert not set("{}'[]") & set(text), text  # no Python reprs for people
 
 
 def test_verify_exit_codes(ref: Path, vectors_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -104,21 +101,7 @@ def test_import_discards_foreign_vectors(tmp_path: Path, capsys: pytest.CaptureF
     from acx.core.cartridge import CartridgeWriter
     from acx.core.signing import LocalEd25519Signer
 
-    r = {
-        "id": "m-1",
-        "title": "t",
-        "summary": "s",
-        "sourceType": "review",
-        "portable": True,
-        "codebaseFingerprint": None,
-        "repoId": None,
-        "repoLabel": "x",
-        "projectLabel": "y",
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "impact": "neutral",
-        "xpAwarded": 0,
-        "tags": [],
-    }
+    r = tiny("m-1")
     with CartridgeWriter(
         tmp_path / "v.acx",
         artifact_id="a",

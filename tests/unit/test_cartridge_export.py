@@ -13,26 +13,25 @@ from acx.core.trust import evaluate
 pytest.importorskip("acx.core.scrub")
 
 from acx.core.export import ExportBlocked, build_cartridge
+from tests.factories import FIELD_REPO, memory
 
 CBF = "cbf1_" + "cd" * 20
 
 
 def rec(i: int, portable: bool = True, summary: str = "retry with backoff") -> dict:
-    return {
-        "id": f"m-{i}",
-        "title": f"lesson {i}",
-        "summary": summary,
-        "sourceType": "review",
-        "portable": portable,
-        "codebaseFingerprint": None if portable else CBF,
-        "repoId": None if portable else "github.com/acme/api",
-        "repoLabel": "api",
-        "projectLabel": "Acme",
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "impact": "neutral",
-        "xpAwarded": 1,
-        "tags": ["x"],
-    }
+    return memory(
+        f"m-{i}",
+        portable=portable,
+        title=f"lesson {i}",
+        summary=summary,
+        sourceType="review",
+        codebaseFingerprint=None if portable else CBF,
+        repoId=None if portable else FIELD_REPO,
+        repoLabel="api",
+        projectLabel="Acme",
+        timestamp="2026-01-01T00:00:00.000Z",
+        tags=["x"],
+    )
 
 
 RECORDS = [rec(0), rec(1), rec(2, portable=False), rec(3)]

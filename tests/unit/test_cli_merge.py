@@ -14,26 +14,15 @@ from acx.cli.main import main
 from acx.cli.offline_merge import load_bundle
 from acx.core.canonical import CanonicalError
 from acx.core.merge import merge_records
+from tests.factories import memory
 
 
 def rec(rid: str, **over: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "id": rid,
-        "title": f"title {rid}",
-        "summary": f"summary {rid} \u00e9 \U0001f680",
-        "sourceType": "memory",
-        "portable": True,
-        "codebaseFingerprint": None,
-        "repoId": None,
-        "repoLabel": "portable-core",
-        "projectLabel": "api",
-        "timestamp": "2026-01-01T00:00:00Z",
-        "impact": "neutral",
-        "xpAwarded": 1,
-        "tags": ["b", "a"],
-    }
-    base.update(over)
-    return base
+    fields: dict[str, Any] = {"title": f"title {rid}", "summary": f"summary {rid} \u00e9 \U0001f680"}
+    return memory(
+        rid,
+        **fields | {"sourceType": "memory", "timestamp": "2026-01-01T00:00:00Z", "tags": ["b", "a"]} | over,
+    )
 
 
 def write(path: Path, value: Any) -> str:

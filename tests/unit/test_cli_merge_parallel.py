@@ -18,28 +18,24 @@ from hypothesis import strategies as st
 from acx.cli import offline_merge
 from acx.cli.main import main
 from acx.core.canonical import CanonicalError
-
-CBF = "cbf1_" + "ab" * 20
+from tests.factories import CBF, memory
 
 
 def rec(i: int, **over: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "id": f"m{i:05d}",
+    fields: dict[str, Any] = {
+        "portable": i % 4 != 0,
         "title": f"title {i % 7}",
         "summary": f"summary {i % 11} caf\u00e9 \U0001f680",
         "sourceType": "memory",
-        "portable": i % 4 != 0,
         "codebaseFingerprint": None if i % 4 else CBF,
         "repoId": None,
         "repoLabel": "core",
-        "projectLabel": "api",
         "timestamp": f"2026-01-{1 + i % 28:02d}T00:00:00Z",
         "impact": ("positive", "neutral", "negative")[i % 3],
         "xpAwarded": i % 5,
         "tags": ["b", "a"][: i % 3],
     }
-    base.update(over)
-    return base
+    return memory(f"m{i:05d}", **fields | over)
 
 
 def serial(monkeypatch: pytest.MonkeyPatch) -> None:

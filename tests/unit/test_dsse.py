@@ -12,19 +12,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from acx.core import dsse
 from acx.core.signing import LocalEd25519Signer, PublicKey
+from tests import factories
 
 
 def statement(digest: str = "a" * 64) -> dict:
-    return dsse.build_statement(
-        manifest_hash="sha256:" + digest,
-        subject_name="com.example/x@1",
-        publisher_id="com.example",
-        embedding_engine={"id": "local-hash-128", "dim": 128},
-        signed_at="2026-01-01T00:00:00.000Z",
-        provenance_instance_id="p-1",
-        file_count=3,
-        checksum_hash="sha256:" + "b" * 64,
-    )
+    return factories.statement(manifest_hash="sha256:" + digest)
 
 
 class EcdsaSigner:

@@ -14,22 +14,14 @@ import pytest
 
 from acx.core import dsse
 from acx.core.signing import LocalEd25519Signer, PublicKey
+from tests import factories
 
 SIGNER = LocalEd25519Signer()
 KEY = PublicKey.from_der(SIGNER.public_key_der())
 
 
 def statement(**over: Any) -> dict[str, Any]:
-    st = dsse.build_statement(
-        manifest_hash="sha256:" + "a" * 64,
-        subject_name="com.example/x@1",
-        publisher_id="com.example",
-        embedding_engine={"id": "local-hash-128", "dim": 128},
-        signed_at="2026-01-01T00:00:00.000Z",
-        provenance_instance_id="p-1",
-        file_count=3,
-        checksum_hash="sha256:" + "b" * 64,
-    )
+    st = factories.statement()
     st.update(over)
     return st
 
@@ -46,17 +38,8 @@ def b64(data: bytes) -> str:
 
 @pytest.mark.parametrize("digest", ["a" * 64, "0" * 64])
 def test_build_statement_binds_the_manifest_hash_twice_and_the_subject(digest: str) -> None:
-    st = dsse.build_statement(
-        manifest_hash="sha256:" + digest,
-        subject_name="s",
-        publisher_id="p",
-        embedding_engine={},
-        signed_at="t",
-        provenance_instance_id="i",
-        file_count=0,
-        checksum_hash="sha256:" + "b" * 64,
-    )
-    assert st["subject"] == [{"name": "s", "digest": {"sha256": digest}}]
+    st = factories.statement(manifest_hash="sha256:" + digest)
+    assert st["subject"] == [{"name": "com.example/x@1", "digest": {"sha256": digest}}]
     assert st["predicate"]["romDigest"] == st["predicate"]["manifestHash"] == "sha256:" + digest
     assert dsse.parse_statement(json.dumps(st).encode()) == st
 
@@ -64,16 +47,7 @@ def test_build_statement_binds_the_manifest_hash_twice_and_the_subject(digest: s
 @pytest.mark.parametrize("bad", ["a" * 64, "sha256:" + "a" * 63, "sha256:" + "a" * 65, "sha1:" + "a" * 67])
 def test_build_statement_refuses_a_manifest_hash_not_of_the_sha256_form(bad: str) -> None:
     with pytest.raises(dsse.DsseError, match="sha256:<64 hex>"):
-        dsse.build_statement(
-            manifest_hash=bad,
-            subject_name="s",
-            publisher_id="p",
-            embedding_engine={},
-            signed_at="t",
-            provenance_instance_id="i",
-            file_count=0,
-            checksum_hash="c",
-        )
+        factories.statement(manifest_hash=bad)
 
 
 @pytest.mark.parametrize(

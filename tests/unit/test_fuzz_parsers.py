@@ -25,6 +25,7 @@ from acx.core.cartridge import CartridgeError, CartridgeReader
 from acx.core.export import build_cartridge
 from acx.core.signing import LocalEd25519Signer
 from acx.core.trust import evaluate
+from tests.factories import memory
 
 SCALE = max(1, int(os.environ.get("ACX_FUZZ_EXAMPLES", "12")) // 12)
 FUZZ = settings(
@@ -37,21 +38,17 @@ FUZZ = settings(
 
 
 def record(i: int) -> dict[str, Any]:
-    return {
-        "id": f"fz-{i}",
-        "title": f"lesson {i}",
-        "summary": "retry with backoff",
-        "sourceType": "review",
-        "repoId": None,
-        "repoLabel": "api",
-        "projectLabel": "Acme",
-        "timestamp": "2026-01-01T00:00:00Z",
-        "impact": "neutral",
-        "xpAwarded": i,
-        "tags": ["x", "y"],
-        "portable": True,
-        "codebaseFingerprint": None,
-    }
+    return memory(
+        f"fz-{i}",
+        title=f"lesson {i}",
+        summary="retry with backoff",
+        sourceType="review",
+        repoLabel="api",
+        projectLabel="Acme",
+        timestamp="2026-01-01T00:00:00Z",
+        xpAwarded=i,
+        tags=["x", "y"],
+    )
 
 
 VALID = {

@@ -8,16 +8,9 @@ import json
 import pytest
 
 from acx.core import log
+from tests.factories import entry_payload
 
-PAYLOAD = log.make_payload(
-    actor="agent-1",
-    chain="t1/pkg",
-    seq=0,
-    operation="remember",
-    tier="rom",
-    content_hash="a" * 64,
-    created_at="2025-01-01T00:00:00Z",
-)
+PAYLOAD = entry_payload()
 
 
 def test_entry_hash_is_sha256_of_canonical_prevhash_plus_payload() -> None:
@@ -54,57 +47,26 @@ def test_content_hash_hashes_the_canonical_record() -> None:
     assert log.file_content_hash("a.md", "x") != log.file_content_hash("b.md", "x")
 
 
-def test_forget_needs_covers_and_others_refuse_it() -> None:
-    fine = log.make_payload(
-        actor="a",
-        chain="c",
-        seq=3,
-        operation="forget",
-        tier="rom",
-        content_hash="a" * 64,
-        created_at="t",
-        covers={"seq": 1, "hash": "c" * 64},
-    )
+def test_forget_needs_covers() -> None:
+    fine = entry_payload(seq=3, operation="forget", covers={"seq": 1, "hash": "c" * 64})
     assert fine["covers"] == {"seq": 1, "hash": "c" * 64}
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"seq": 3, "operation": "forget"},  # a forget without covers
+        {"seq": 3, "operation": "forget", "covers": {"seq": 3, "hash": "c" * 64}},  # covers itself
+        {"seq": 3, "operation": "remember", "covers": {"seq": 1, "hash": "c" * 64}},  # covers on a write
+        {"operation": "delete"},  # not an operation of the log
+        {"content_hash": "A" * 64},  # upper-case hex
+    ],
+)
+def test_payloads_the_log_refuses(changes: dict) -> None:
     with pytest.raises(log.EntryError):
-        log.make_payload(
-            actor="a", chain="c", seq=3, operation="forget", tier="rom", content_hash="a" * 64, created_at="t"
-        )
-    with pytest.raises(log.EntryError):
-        log.make_payload(
-            actor="a",
-            chain="c",
-            seq=3,
-            operation="forget",
-            tier="rom",
-            content_hash="a" * 64,
-            created_at="t",
-            covers={"seq": 3, "hash": "c" * 64},
-        )
-    with pytest.raises(log.EntryError):
-        log.make_payload(
-            actor="a",
-            chain="c",
-            seq=3,
-            operation="remember",
-            tier="rom",
-            content_hash="a" * 64,
-            created_at="t",
-            covers={"seq": 1, "hash": "c" * 64},
-        )
-    with pytest.raises(log.EntryError):
-        log.make_payload(
-            actor="a", chain="c", seq=0, operation="delete", tier="rom", content_hash="a" * 64, created_at="t"
-        )
-    with pytest.raises(log.EntryError):
-        log.make_payload(
-            actor="a",
-            chain="c",
-            seq=0,
-            operation="remember",
-            tier="rom",
-            content_hash="A" * 64,
-            created_at="t",
-        )
+        entry_payload(**changes)
+
+
+def test_entry_hash_refuses_a_short_previous_hash() -> None:
     with pytest.raises(log.EntryError):
         log.entry_hash("0" * 63, PAYLOAD)

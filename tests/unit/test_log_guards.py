@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from acx.core import log
+from tests.factories import entry_payload
 
 GOOD: dict[str, Any] = {
     "v": 1,
@@ -39,23 +40,12 @@ def test_entry_hash_known_answer_pins_the_version_and_definition() -> None:
 
     assert hashlib.sha256(GENESIS_ENTRY_BYTES).hexdigest() == GENESIS_ENTRY_HASH
     assert log.VERSION == 1
-    payload = log.make_payload(
-        actor="agent-1",
-        chain="t1/pkg",
-        seq=0,
-        operation="remember",
-        tier="rom",
-        content_hash="a" * 64,
-        created_at="2025-01-01T00:00:00Z",
-    )
+    payload = entry_payload()
     assert payload == GOOD
     assert log.entry_hash(log.GENESIS, payload) == GENESIS_ENTRY_HASH
-    forget = log.make_payload(
-        actor="agent-1",
-        chain="t1/pkg",
+    forget = entry_payload(
         seq=1,
         operation="forget",
-        tier="rom",
         content_hash="b" * 64,
         created_at="2025-01-01T00:00:01Z",
         covers={"seq": 0, "hash": GENESIS_ENTRY_HASH},

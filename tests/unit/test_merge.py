@@ -23,29 +23,15 @@ from acx.core.merge import (
     utf16_key,
     utf16_len,
 )
+from tests.factories import memory
 
 CBF_A = "cbf1_" + "a" * 40
 CBF_B = "cbf1_" + "b" * 40
 
 
 def rec(rid: str, **over: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "id": rid,
-        "title": f"title {rid}",
-        "summary": f"summary of {rid}",
-        "sourceType": "memory",
-        "portable": True,
-        "codebaseFingerprint": None,
-        "repoId": None,
-        "repoLabel": "portable-core",
-        "projectLabel": "api",
-        "timestamp": "2026-01-01T00:00:00Z",
-        "impact": "neutral",
-        "xpAwarded": 1,
-        "tags": [],
-    }
-    base.update(over)
-    return base
+    fields: dict[str, Any] = {"title": f"title {rid}", "summary": f"summary of {rid}", "sourceType": "memory"}
+    return memory(rid, **fields | {"timestamp": "2026-01-01T00:00:00Z", "tags": []} | over)
 
 
 def field_learned(rid: str, cbf: str = CBF_A, **over: Any) -> dict[str, Any]:

@@ -19,27 +19,13 @@ from acx.core.records import (
     validate_record,
     zone_of,
 )
+from tests.factories import CBF, memory
 
-CBF = "cbf1_" + "ab" * 20
 SECRET = "AKIAIOSFODNN7EXAMPLE secret value"
 
 
 def rom() -> dict:
-    return {
-        "id": "mem-1",
-        "title": "Retry with backoff",
-        "summary": "The flaky test passed after retries",
-        "sourceType": "incident",
-        "portable": True,
-        "codebaseFingerprint": None,
-        "repoId": None,
-        "repoLabel": "portable-core",
-        "projectLabel": "api",
-        "timestamp": "2026-01-02T03:04:05.678Z",
-        "impact": "neutral",
-        "xpAwarded": 1,
-        "tags": ["retry"],
-    }
+    return memory()
 
 
 def save() -> dict:

@@ -13,28 +13,11 @@ import pytest
 
 from acx.core import records as records_mod
 from acx.core.records import MAX_SAFE_INTEGER, RecordError, model_accepts, validate_record
-
-CBF = "cbf1_" + "ab" * 20
+from tests.factories import CBF, memory
 
 
 def rom(**changes: Any) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "id": "mem-1",
-        "title": "Retry with backoff",
-        "summary": "The flaky test passed after retries",
-        "sourceType": "incident",
-        "portable": True,
-        "codebaseFingerprint": None,
-        "repoId": None,
-        "repoLabel": "portable-core",
-        "projectLabel": "api",
-        "timestamp": "2026-01-02T03:04:05.678Z",
-        "impact": "neutral",
-        "xpAwarded": 1,
-        "tags": ["retry"],
-    }
-    record.update(changes)
-    return record
+    return memory(**changes)
 
 
 def save(**changes: Any) -> dict[str, Any]:

@@ -28,11 +28,8 @@ def registry(vectors_dir: Path) -> dict:
 
 
 @pytest.fixture
-def copy(vectors_dir: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / REF
-    shutil.copyfile(vectors_dir / REF, dst)
-    dst.chmod(0o644)
-    return dst
+def copy(reference_copy: Path) -> Path:
+    return reference_copy
 
 
 def test_recomputed_manifest_hash(vectors_dir: Path, expect: dict) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from acx.local.resources import load_template
+from tests.api_docs import documented_routes
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
@@ -335,20 +336,6 @@ def auth_problems(t: dict[str, Any]) -> list[str]:
         if any(not text_of(s).startswith("${ScopePrefix}") for s in scopes):
             problems.append(f"{route}: a route scope without the identity provider's ${{ScopePrefix}}")
     return problems
-
-
-def documented_routes() -> dict[tuple[str, str], str]:
-    """(method, path) -> scope for every route in docs/API.md's table (local-only routes excluded)."""
-    routes: dict[tuple[str, str], str] = {}
-    for line in (ROOT / "docs" / "API.md").read_text(encoding="utf-8").splitlines():
-        # Split on "|" outside backticks (paths and bodies contain `rom|save`).
-        cells = [c.strip() for c in re.split(r"\|(?=(?:[^`]*`[^`]*`)*[^`]*$)", line.strip().strip("|"))]
-        if len(cells) < 3 or cells[0] not in ("GET", "POST", "PUT", "DELETE", "PATCH"):
-            continue
-        for path in re.findall(r"`(/[^`]*)`", cells[1]):
-            full = path if path.startswith("/v1/") else "/v1/packages/{pkg}" + path
-            routes[(cells[0], full.split("?", 1)[0])] = cells[2]
-    return routes
 
 
 def output_problems(t: dict[str, Any]) -> list[str]:

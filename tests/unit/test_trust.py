@@ -13,26 +13,13 @@ from acx.core import canonical, dsse
 from acx.core.cartridge import CartridgeWriter, log_attestation
 from acx.core.signing import LocalEd25519Signer, PublicKey
 from acx.core.trust import evaluate
+from tests.factories import tiny
 
 PUB = "com.example.team"
 
 
 def rec(i: int) -> dict:
-    return {
-        "id": f"m-{i}",
-        "title": f"t{i}",
-        "summary": "s",
-        "sourceType": "review",
-        "portable": True,
-        "codebaseFingerprint": None,
-        "repoId": None,
-        "repoLabel": "x",
-        "projectLabel": "y",
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "impact": "neutral",
-        "xpAwarded": 0,
-        "tags": [],
-    }
+    return tiny(f"m-{i}", title=f"t{i}")
 
 
 def build(path: Path, signer: LocalEd25519Signer, attestation: bytes | None = None, n: int = 4) -> str:

@@ -97,14 +97,14 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         return _fail(f"{args.file}: {exc}")
     meta = doc["meta"]
     counts = doc["counts"]
+    objects = "; ".join(f"{kind} {_by_zone(zones)}" for kind, zones in sorted(counts["objects"].items()))
     lines = [
         f"{args.file}: ACX {meta.get('acx.spec_version', '?')} cartridge {meta.get('acx.cartridge_id', '?')}",
         f"  publisher {meta.get('acx.publisher_id')}  artifact {meta.get('acx.artifact_id')}"
         f"@{meta.get('acx.artifact_version')}",
-        f"  memories {_by_zone(counts['memory'])}  vectors {_by_zone(counts['vectors'])}"
+        f"  memory {_by_zone(counts['memory'])}  vectors {_by_zone(counts['vectors'])}"
         f"  files {counts['files']}",
-        "  objects "
-        + (", ".join(f"{kind} {_by_zone(z)}" for kind, z in sorted(counts["objects"].items())) or "none"),
+        f"  objects {objects or '-'}",
         f"  skills {', '.join(s['name'] for s in doc['skills']) or '-'}",
     ]
     sig = doc["signature"]
@@ -112,18 +112,16 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     cp = doc["checkpoint"]
     if cp:
         lines.append(
-            f"  log checkpoint {cp.get('origin')} size {cp.get('treeSize')}, {cp.get('proofs')} inclusion"
-            f" proof(s), in {cp.get('file')}"
+            f"  log checkpoint {cp.get('origin')} size {cp.get('treeSize')}, "
+            f"{cp.get('proofs')} inclusion proof(s) in {cp.get('file')}"
         )
     _emit(args, doc, "\n".join(lines))
     return EXIT_OK
 
 
-def _by_zone(counts: Any) -> str:
-    """``{"rom": 4, "save": 1}`` as ``4 rom, 1 save`` (``0`` when empty)."""
-    if not isinstance(counts, dict) or not counts:
-        return "0"
-    return ", ".join(f"{n} {zone}" for zone, n in sorted(counts.items()))
+def _by_zone(counts: dict[str, int]) -> str:
+    """``{"rom": 3, "save": 1}`` as ``rom 3, save 1`` (``0`` when empty)."""
+    return ", ".join(f"{zone} {n}" for zone, n in sorted(counts.items())) or "0"
 
 
 def _load_trust(args: argparse.Namespace) -> tuple[dict[str, Any] | None, str | None]:

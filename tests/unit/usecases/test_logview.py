@@ -1,0 +1,60 @@
+"""usecases.logview on fakes: proofs from one read of the leaves, and the range checks before it."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from acx.core import merkle
+from acx.core.package import PackageRef
+from acx.usecases import logview
+from acx.usecases.errors import ServiceError
+from tests.fakes import fake_deps
+
+REF = PackageRef("t1", "notes")
+LEAVES = [hashlib.sha256(b"\x00" + bytes([i])).digest() for i in range(6)]
+
+
+@pytest.fixture
+def deps():
+    d = fake_deps()
+    d.log.create(REF, size=len(LEAVES))
+    d.log.receipts.leaves[REF] = LEAVES
+    return d
+
+
+def test_an_inclusion_proof_verifies_against_the_root_of_that_size(deps) -> None:
+    proof = logview.inclusion_proof(deps, REF, 4, 6)
+    root = merkle.root_of_leaf_hashes(LEAVES)
+    assert proof.leaf_hash == LEAVES[4]
+    assert merkle.verify_inclusion(proof.leaf_hash, 4, 6, proof.proof, root)
+    assert not merkle.verify_inclusion(LEAVES[3], 4, 6, proof.proof, root)
+
+
+def test_a_consistency_proof_links_the_two_roots(deps) -> None:
+    proof = logview.consistency_proof(deps, REF, 2, 5)
+    old, new = (merkle.root_of_leaf_hashes(LEAVES[:n]) for n in (2, 5))
+    assert merkle.verify_consistency(2, 5, old, new, proof.proof)
+    assert not merkle.verify_consistency(2, 5, new, old, proof.proof)
+
+
+@pytest.mark.parametrize(("index", "size"), [(-1, 3), (3, 3), (0, 7), (0, 0)])
+def test_inclusion_outside_the_log_is_400(deps, index, size) -> None:
+    with pytest.raises(ServiceError) as info:
+        logview.inclusion(deps, "t1", "notes", index, size)
+    assert (info.value.status, info.value.code) == (400, "invalid_range")
+
+
+@pytest.mark.parametrize(("first", "second"), [(0, 3), (4, 3), (1, 7)])
+def test_consistency_outside_the_log_is_400(deps, first, second) -> None:
+    with pytest.raises(ServiceError) as info:
+        logview.consistency(deps, "t1", "notes", first, second)
+    assert info.value.status == 400
+
+
+def test_the_head_of_an_unknown_package_is_404(deps) -> None:
+    assert logview.log_head(deps, "t1", "notes")["size"] == 6
+    with pytest.raises(ServiceError) as info:
+        logview.log_head(deps, "t1", "nope")
+    assert info.value.status == 404

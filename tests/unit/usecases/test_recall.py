@@ -1,0 +1,81 @@
+"""usecases.recall on fakes: paging, filters, forgotten rows, the banner and its input checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from acx.core.package import PackageRef
+from acx.usecases import recall
+from acx.usecases.errors import ServiceError
+from tests.factories import memory, tier_fields
+from tests.fakes import fake_deps
+
+REF = PackageRef("t1", "notes")
+
+
+@pytest.fixture
+def deps():
+    d = fake_deps()
+    d.log.create(REF)
+    for i in range(7):
+        d.log.rows.put(REF, memory(f"m-{i}", tags=["ops"] if i % 2 else [], **tier_fields(i != 3)))
+    d.log.rows.put(REF, memory("m-gone"), active=False)
+    return d
+
+
+def test_pages_follow_the_cursor_to_every_active_record_once(deps) -> None:
+    seen, cursor = [], None
+    while True:
+        page = recall.recall(deps, "t1", "notes", limit=3, cursor=cursor)
+        assert page["advisory"] == recall.ADVISORY and not page["corrupt"]
+        seen += [r["id"] for r in page["records"]]
+        cursor = page["nextCursor"]
+        if cursor is None:
+            break
+    assert seen == [f"m-{i}" for i in range(7)]  # id order, the forgotten row never
+
+
+def test_tier_and_tag_filter(deps) -> None:
+    assert [r["id"] for r in recall.recall(deps, "t1", "notes", tier="save")["records"]] == ["m-3"]
+    ops = recall.recall(deps, "t1", "notes", tag="ops", tier="rom")["records"]
+    assert [r["id"] for r in ops] == ["m-1", "m-5"]
+
+
+def test_a_page_stops_early_once_it_passes_the_byte_budget(deps, monkeypatch) -> None:
+    monkeypatch.setattr(recall, "PAGE_BYTES", 1)
+    monkeypatch.setattr(recall, "READ_CHUNK", 2)
+    page = recall.recall(deps, "t1", "notes", limit=100)
+    assert len(page["records"]) == 2 and page["nextCursor"] is not None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "path"),
+    [
+        ({"tier": "field"}, "$.tier"),
+        ({"limit": 0}, "$.limit"),
+        ({"limit": recall.MAX_LIMIT + 1}, "$.limit"),
+        ({"cursor": "bm90LWEtcm93"}, "$.cursor"),  # base64 of "not-a-row"
+    ],
+)
+def test_bad_input_is_400_naming_the_parameter(deps, kwargs, path) -> None:
+    with pytest.raises(ServiceError) as info:
+        recall.recall(deps, "t1", "notes", **kwargs)
+    assert info.value.status == 400 and info.value.path == path
+
+
+def test_get_memory_answers_one_active_record_and_404_for_forgotten_or_unknown(deps) -> None:
+    one = recall.get_memory(deps, "t1", "notes", "m-3")
+    assert one["record"]["id"] == "m-3" and one["zone"] == "save" and one["advisory"] == recall.ADVISORY
+    for rid in ("m-gone", "m-404"):
+        with pytest.raises(ServiceError) as info:
+            recall.get_memory(deps, "t1", "notes", rid)
+        assert info.value.status == 404
+    with pytest.raises(ServiceError) as info:
+        recall.get_memory(deps, "t1", "notes", "x" * 1000)
+    assert (info.value.status, info.value.path) == (400, "$.id")
+
+
+def test_an_unknown_package_is_404_not_an_empty_page(deps) -> None:
+    with pytest.raises(ServiceError) as info:
+        recall.recall(deps, "t1", "nope")
+    assert info.value.status == 404
