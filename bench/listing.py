@@ -5,9 +5,9 @@ page by page, never all held), with a progress bar on a terminal. Runnable alone
 ``.venv/bin/python -m bench.run --only listing`` (``--quick``: 10,000 records).
 
 ``acx.local.stack.LocalStack`` (in memory, as the tests run it) hosts the unchanged handlers behind the
-local gateway with moto in this process; the package is filled the way a user fills it, one
-presigned upload (``POST /uploads``, PUT, poll until ingested: the write side, reported but not the
-figure), then the listing runs as a user runs it, ``python -m acx.cli.main recall --all -o FILE`` in
+local gateway with moto in this process; the package is filled through the API as a user fills it,
+inline bundles of 1,000 records (the write side: reported, not the figure; ``ACX_BENCH_LISTING_RECORDS``
+overrides the size), then the listing runs as a user runs it, ``python -m acx.cli.main recall --all -o FILE`` in
 its own process. Rows: wall seconds against the target (ratio = seconds / 30; at --quick the figure
 is scaled to 100,000 records linearly, since every page costs the same: acx/local/moto_query.py reads
 a page in O(page)), records/s, and CPU per record of the stack process (gateway, api handler, moto;
@@ -34,6 +34,7 @@ from bench.common import bundle_bytes, generate_records
 TARGET_S = 30.0
 TARGET_N = 100_000
 PKG = "bench-listing"
+SEED_CHUNK = 1000
 
 
 def _call(endpoint: str, token: str, method: str, path: str, body: bytes | None = None) -> Any:
@@ -47,22 +48,21 @@ def _call(endpoint: str, token: str, method: str, path: str, body: bytes | None 
 
 
 def _seed(endpoint: str, token: str, n: int) -> tuple[float, int]:
-    """One presigned upload of ``n`` records; (seconds, active records afterwards)."""
-    body = bundle_bytes(generate_records(n, seed=14, prefix="lst"))
+    """``n`` records as inline bundles of 1,000 (each one short write under the writer's lease; one
+    100,000-record presigned upload ran past the lease on a loaded machine and was retried for minutes);
+    (seconds, active records afterwards)."""
+    records = generate_records(n, seed=14, prefix="lst")
     started = time.perf_counter()
-    size = json.dumps({"size": len(body)}).encode()
-    up = _call(endpoint, token, "POST", f"/v1/packages/{PKG}/uploads", size)
-    put = urllib.request.Request(up["url"], data=body, method="PUT", headers=up.get("headers") or {})  # noqa: S310
-    with urllib.request.urlopen(put, timeout=600) as resp:  # noqa: S310 - presigned local URL
-        resp.read()
-    deadline = started + 3 * 3600
-    while time.perf_counter() < deadline:
-        doc = _call(endpoint, token, "GET", f"/v1/packages/{PKG}/uploads/{up['uploadId']}")
-        if doc.get("status") != "pending":
-            break
-        time.sleep(0.5)
-    if doc.get("status") != "ingested":
-        raise RuntimeError(f"seeding upload ended as {json.dumps(doc)[:300]}")
+    for i in range(0, n, SEED_CHUNK):
+        body = bundle_bytes(records[i : i + SEED_CHUNK])
+        for attempt in range(20):
+            try:
+                _call(endpoint, token, "POST", f"/v1/packages/{PKG}/bundles", body)
+                break
+            except RuntimeError as exc:
+                if "HTTP 503" not in str(exc) or attempt == 19:
+                    raise
+                time.sleep(0.5)
     listed = _call(endpoint, token, "GET", "/v1/packages?limit=200")
     active = next(p["records"] for p in listed["packages"] if p["package"] == PKG)
     return time.perf_counter() - started, int(active)
@@ -76,7 +76,7 @@ def _cpu(who: int) -> float:
 def run(quick: bool) -> list[dict[str, Any]]:
     from acx.local.stack import LocalStack
 
-    n = 10_000 if quick else TARGET_N
+    n = int(os.environ.get("ACX_BENCH_LISTING_RECORDS") or (10_000 if quick else TARGET_N))
     with (
         tempfile.TemporaryDirectory(prefix="acx-bench-listing-") as tmp,
         LocalStack(port=0, quiet=True, verify_interval=None) as stack,
@@ -105,7 +105,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         raise RuntimeError(f"listing returned {len(records)} records, the package holds {active}")
     scaled = seconds * TARGET_N / active
     note = (
-        f"{active} active records ({n} uploaded, seeded in {seed_s:.0f} s by one presigned upload); "
+        f"{active} active records ({n} uploaded, seeded in {seed_s:.0f} s as inline bundles of 1,000); "
         f"CPU {server:.1f} s stack + {client:.1f} s CLI; load average {load[0]:.1f} on {os.cpu_count()} "
         "cores; local stack: moto stands in for DynamoDB (see docs/LISTING.md for AWS)"
     )
