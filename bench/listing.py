@@ -4,15 +4,17 @@ Issue 14's target: <= 30 s for 100,000 records on the local stack, streamed (the
 page by page, never all held), with a progress bar on a terminal. Runnable alone:
 ``.venv/bin/python -m bench.run --only listing`` (``--quick``: 10,000 records).
 
-``acx.local.stack.LocalStack`` (in memory, as the tests run it) hosts the unchanged handlers behind the
-local gateway with moto in this process; the package is filled through the API as a user fills it,
-inline bundles of 1,000 records (the write side: reported, not the figure; ``ACX_BENCH_LISTING_RECORDS``
-overrides the size), then the listing runs as a user runs it, ``python -m acx.cli.main recall --all -o FILE`` in
-its own process. Rows: wall seconds against the target (ratio = seconds / 30; at --quick the figure
-is scaled to 100,000 records linearly, since every page costs the same: acx/local/moto_query.py reads
-a page in O(page)), records/s, and CPU per record of the stack process (gateway, api handler, moto;
-its idle queue pumps included) and of the CLI process, with the load average next to them: the
-machine may be shared, and CPU time is what the stack and the CLI spend, wall time what a user waits.
+``acx.local.stack.LocalStack`` (in memory, as the tests run it) hosts the unchanged handlers behind
+the local gateway with moto in this process. The package is filled through the API as a user fills
+it, inline bundles of 1,000 records (the write side: reported, not the figure;
+``ACX_BENCH_LISTING_RECORDS`` overrides the size). Then the listing runs as a user runs it,
+``python -m acx.cli.main recall --all -o FILE`` in its own process.
+
+Rows: wall seconds against the target (ratio = seconds / 30; at --quick the figure is scaled to
+100,000 records linearly, since every page costs the same: acx/local/moto_query.py reads a page in
+O(page)), records/s, and CPU per record of the stack process (gateway, api handler, moto; its idle
+queue pumps included) and of the CLI process, with the load average next to them: the machine may
+be shared, and CPU time is what the stack and the CLI spend, wall time what a user waits.
 """
 
 from __future__ import annotations
