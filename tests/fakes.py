@@ -79,6 +79,10 @@ class FakeRows:
                 return out, base64.urlsafe_b64encode(f"r#{rid}".encode()).decode()
         return out, None
 
+    @staticmethod
+    def cursor_after(row: LogRow) -> str:
+        return base64.urlsafe_b64encode(row.key.encode()).decode()
+
 
 class FakeReceipts:
     def __init__(self) -> None:

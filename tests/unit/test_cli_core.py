@@ -63,6 +63,19 @@ def test_records_check_all_valid_exits_0(tmp_path, capsys, load_vector):
     assert run(capsys, "records", "check", str(src))[0] == 0
 
 
+def test_records_check_takes_a_package_directory_and_a_bundle(tmp_path, capsys, load_vector):
+    records = [c["record"] for c in load_vector("artifact-fingerprint.json")["cases"]]
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "memory-records.json").write_text(json.dumps(records))
+    (tmp_path / "b.json").write_text(json.dumps({"schemaVersion": "acx.bundle/1", "records": records}))
+    for source in (tmp_path / "pkg", tmp_path / "b.json"):
+        code, out, _ = run(capsys, "records", "check", str(source))
+        assert code == 0 and [v["id"] for v in json.loads(out)] == [r["id"] for r in records]
+    (tmp_path / "o.json").write_text('{"x": 1}')
+    code, _, err = run(capsys, "records", "check", str(tmp_path / "o.json"))
+    assert code == 2 and "package directory" in err
+
+
 def test_repo_identity_does_not_echo_credentials(capsys):
     code, out, _ = run(capsys, "repo-identity", "https://user:hunter2@GitHub.com:443/acme/api.git")
     assert code == 0 and json.loads(out) == {"identity": "github.com/acme/api"} and "hunter2" not in out

@@ -63,12 +63,28 @@ def test_tier_conflict_exits_2_with_the_refusal(tmp_path: Path, capsys) -> None:
     assert "'dup'" in err and "refusing" in err and "SECRETVALUE" not in err
 
 
-def test_not_an_array_and_unreadable_files_exit_2(tmp_path: Path, capsys) -> None:
-    obj = write(tmp_path / "obj.json", {"records": []})
+def test_not_records_and_unreadable_files_exit_2(tmp_path: Path, capsys) -> None:
+    obj = write(tmp_path / "obj.json", {"items": []})
     assert main(["merge", obj]) == 2
     assert main(["merge", str(tmp_path / "missing.json")]) == 2
     err = capsys.readouterr().err
-    assert "obj.json" in err and "missing.json" in err
+    assert "obj.json" in err and "missing.json" in err and "a bundle {schemaVersion, records}" in err
+
+
+def test_a_bundle_and_a_package_directory_merge_like_their_records_array(tmp_path: Path, capsys) -> None:
+    records = [rec("b"), rec("a")]
+    array = write(tmp_path / "array.json", records)
+    bundle = write(tmp_path / "bundle.json", {"schemaVersion": "acx.bundle/1", "records": records})
+    (tmp_path / "pkg").mkdir()
+    write(tmp_path / "pkg" / "memory-records.json", records)
+    outs = []
+    for source in (array, bundle, str(tmp_path / "pkg")):
+        assert main(["merge", source]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] == outs[2] and [r["id"] for r in json.loads(outs[0])] == ["a", "b"]
+    bad = write(tmp_path / "bad.json", {"records": [rec("a"), {"id": "x"}]})
+    assert main(["merge", bad]) == 2
+    assert "$.records[1]" in capsys.readouterr().err  # the path into the bundle
 
 
 def test_duplicate_keys_are_refused_like_the_strict_parser(tmp_path: Path, capsys) -> None:

@@ -222,11 +222,31 @@ def test_authorized_request_reaches_handler_with_claims(gw: Any, issuer: DevIssu
     assert "secret-ish" not in text and token not in text and "x=1" not in text
 
 
-def test_unknown_route_is_404(gw: Any) -> None:
-    g, rec, _ = gw
-    for status, _, body in (call(g.url + "/v2/nothing"), call(g.url + "/v1/health", "POST", b"")):
-        assert status == 404 and json.loads(body)["error"]["code"] == "no_such_route"
+def test_unknown_route_without_a_catch_all_is_the_gateways_404(issuer: DevIssuer) -> None:
+    rec = Recorder()
+    with Gateway(rec, issuer, log_stream=io.StringIO(), catch_all=False) as g:
+        for status, _, body in (call(g.url + "/v2/nothing"), call(g.url + "/v1/health", "POST", b"")):
+            assert status == 404 and json.loads(body)["error"]["code"] == "no_such_route"
     assert rec.calls == []
+
+
+def test_unknown_route_goes_to_the_function_as_default_once_the_token_is_valid(
+    gw: Any, issuer: DevIssuer
+) -> None:
+    """template.yaml's $default route: unmatched requests are authorized (no scope) then handed to the
+    function, as API Gateway does; an anonymous or bad token never reaches it."""
+    g, rec, _ = gw
+    for headers in ({}, {"Authorization": "Bearer not-a-jwt"}):
+        status, _, body = call(g.url + "/v2/nothing", headers=headers)
+        assert status == 401 and json.loads(body)["error"]["code"] == "unauthorized"
+    assert rec.calls == []
+    token = issuer.issue("acme", [], sub="bob")  # no scope at all
+    rec.result = {"statusCode": 404, "headers": {"content-type": "application/json"}, "body": "{}"}
+    status, _, _ = call(g.url + "/v1/health", "POST", b"", {"Authorization": f"Bearer {token}"})
+    assert status == 404
+    event, _ = rec.calls[-1]
+    assert event["routeKey"] == "$default" and "pathParameters" not in event
+    assert event["requestContext"]["authorizer"]["jwt"]["claims"]["tenant"] == "acme"
 
 
 def test_handler_exception_is_500_without_message_leak(gw: Any) -> None:

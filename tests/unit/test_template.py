@@ -300,7 +300,7 @@ def api_routes(t: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     routes: dict[tuple[str, str], dict[str, Any]] = {}
     for fn in resources_of(t, "AWS::Serverless::Function"):
         for event in t["Resources"][fn]["Properties"].get("Events", {}).values():
-            if event["Type"] == "HttpApi":
+            if event["Type"] == "HttpApi" and "Path" in event["Properties"]:  # not the $default route
                 p = event["Properties"]
                 routes[(p["Method"].upper(), p["Path"])] = p
     return routes
@@ -378,6 +378,25 @@ def test_every_documented_route_is_deployed_with_its_scope(template) -> None:
         got = deployed[route].get("Auth", {}).get("AuthorizationScopes", [])
         # Every scope carries the identity provider's prefix (Cognito: <resource-server>/<scope>).
         assert got == ([] if scope == "none" else [{"Fn::Sub": "${ScopePrefix}" + scope}]), route
+
+
+def test_unmatched_requests_reach_the_api_function_through_the_jwt_authorizer(template) -> None:
+    """The $default route (an HttpApi event with no Path and no Method: SAM's catch-all) lets the
+    function answer 404 in the service's error shape; it must stay behind the default JWT authorizer
+    (no Authorizer: NONE), so an anonymous request never invokes the function."""
+    from acx.local.gateway import has_default_route
+
+    catch_all = [
+        (fn, event["Properties"])
+        for fn in resources_of(template, "AWS::Serverless::Function")
+        for event in template["Resources"][fn]["Properties"].get("Events", {}).values()
+        if event["Type"] == "HttpApi" and not {"Path", "Method"} & set(event["Properties"])
+    ]
+    assert [fn for fn, _ in catch_all] == ["ApiFunction"]
+    props = catch_all[0][1]
+    assert ref_target(props["ApiId"]) == "HttpApi"
+    assert props.get("Auth", {}).get("Authorizer") != "NONE"
+    assert has_default_route()
 
 
 def test_required_outputs(template) -> None:

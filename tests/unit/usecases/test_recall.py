@@ -45,7 +45,10 @@ def test_a_page_stops_early_once_it_passes_the_byte_budget(deps, monkeypatch) ->
     monkeypatch.setattr(recall, "PAGE_BYTES", 1)
     monkeypatch.setattr(recall, "READ_CHUNK", 2)
     page = recall.recall(deps, "t1", "notes", limit=100)
-    assert len(page["records"]) == 2 and page["nextCursor"] is not None
+    # stops after the record that passes the budget, inside the chunk; the next page starts after it
+    assert len(page["records"]) == 1 and page["nextCursor"] is not None
+    after = recall.recall(deps, "t1", "notes", limit=100, cursor=page["nextCursor"])
+    assert after["records"][0]["id"] > page["records"][0]["id"]
 
 
 @pytest.mark.parametrize(

@@ -344,6 +344,12 @@ class RowStore:
                 return out, base64.urlsafe_b64encode(last.encode()).decode()
         return out, None
 
+    @staticmethod
+    def cursor_after(row: LogRow) -> str:
+        """The cursor that continues a listing right after ``row`` (``list_active``'s cursor format:
+        the last row key read), for a caller that stops inside a page it was given."""
+        return base64.urlsafe_b64encode(row.key.encode()).decode()
+
     def read_files(self, ref: PackageRef) -> list[tuple[str, str]]:
         """(path, content) of every live file."""
         return [(f.path, f.content) for f in self.files(ref) if f.active and f.content is not None]

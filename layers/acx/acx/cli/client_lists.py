@@ -31,7 +31,9 @@ def _pages(
 
 def _more(out: dict[str, Any], key: str) -> None:
     cursor = out.get("nextCursor")
-    say(f"({len(out[key])} {key}" + (f"; more with --cursor {cursor} or --all)" if cursor else ")"))
+    n = len(out[key])
+    noun = key if n != 1 else {"entries": "entry"}.get(key, key.removesuffix("s"))
+    say(f"({n} {noun}" + (f"; more with --cursor {cursor} or --all)" if cursor else ")"))
 
 
 def cmd_packages(args: argparse.Namespace) -> int:

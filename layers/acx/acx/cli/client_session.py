@@ -145,6 +145,7 @@ def cmd_whoami(args: argparse.Namespace) -> int:
     else:
         for key, value in out.items():
             shown = " ".join(value) if isinstance(value, list) else value
+            shown = ("yes" if value else "no") if isinstance(value, bool) else shown
             say(f"{key:>10}  {shown if shown is not None else '-'}")
         if out["expired"]:
             print("error: the token has expired: run `acx login` again", file=sys.stderr)

@@ -157,15 +157,23 @@ def cmd_records_check(args: argparse.Namespace) -> int:
     """Validate each record; exit 2 if any is invalid (the verdicts are printed either way)."""
     from acx.core.canonical import CanonicalError, loads
 
+    source = args.file
+    if source != "-" and Path(source).is_dir():  # an agent-package directory: its records file
+        source = str(Path(source) / "memory-records.json")
     try:
-        doc = loads(_read(args.file))
+        doc = loads(_read(source))
     except OSError as exc:
-        return _err("records check", f"cannot read {args.file}: {exc.strerror}")
+        return _err("records check", f"cannot read {source}: {exc.strerror}")
     except CanonicalError as exc:
         sys.stderr.write(f"{exc.path}: {exc.message}\n")
         return EXIT_INVALID
+    if isinstance(doc, dict) and isinstance(doc.get("records"), list):  # a bundle
+        doc = doc["records"]
     if not isinstance(doc, list):
-        sys.stderr.write("$: expected a JSON array of memory records\n")
+        sys.stderr.write(
+            "$: expected a records array, a bundle {schemaVersion, records} or a package directory"
+            " (docs/FORMATS.md)\n"
+        )
         return EXIT_INVALID
     verdicts = check_records(doc)
     _out(verdicts)

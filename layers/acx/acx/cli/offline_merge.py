@@ -38,11 +38,11 @@ def register(subparsers: Any) -> None:
     """Add the ``merge`` command to the ``acx`` parser."""
     parser = subparsers.add_parser(
         "merge",
-        help="merge memory bundles (JSON arrays of records) into one, deduplicated, sorted by id",
+        help="merge records arrays, bundles or package directories into one array, deduplicated",
         description=(
-            "Merge the records of every FILE (each a JSON array of memory records): dedupe by id, then by "
-            "content slot, never across tiers or codebases. Prints the merged records as a JSON array "
-            "sorted by id. Exit 2 on an invalid record or a tier/codebase conflict."
+            "Merge the records of every FILE (each a records array, a bundle or a package directory): "
+            "dedupe by id, then by content slot, never across tiers or codebases. Prints the merged "
+            "records as a JSON array sorted by id. Exit 2 on an invalid record or a tier/codebase conflict."
         ),
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="bundle file (JSON array of records)")
@@ -441,6 +441,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read(name: str) -> bytes | None:
+    """The bytes of a records array or bundle file, or of an agent-package directory's records file."""
+    import os
+
+    if os.path.isdir(name):
+        name = os.path.join(name, "memory-records.json")
     try:
         with open(name, "rb") as handle:
             return handle.read()
@@ -492,13 +497,20 @@ def _merge_files(names: list[str]) -> int:
         except CanonicalError as exc:
             print(f"acx merge: {name}: {exc.path}: {exc.message}", file=sys.stderr)
             return EXIT_INVALID
+        where = "$"
+        if type(value) is dict and type(value.get("records")) is list:  # a bundle {schemaVersion, records}
+            value, where = value["records"], "$.records"
         if type(value) is not list:
-            print(f"acx merge: {name}: $: a bundle must be a JSON array of records", file=sys.stderr)
+            print(
+                f"acx merge: {name}: $: expected a records array, a bundle {{schemaVersion, records}}"
+                " or a package directory (docs/FORMATS.md)",
+                file=sys.stderr,
+            )
             return EXIT_INVALID
         invalid, keys = _check(value)
         if invalid is not None:
             index, path, message = invalid
-            print(f"acx merge: {name}: $[{index}]{path}: {message}", file=sys.stderr)
+            print(f"acx merge: {name}: {where}[{index}]{path}: {message}", file=sys.stderr)
             return EXIT_INVALID
         records.extend(value)
         slots.extend(keys)

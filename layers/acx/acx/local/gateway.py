@@ -104,6 +104,8 @@ def routes_from_template(
             if event.get("Type") != "HttpApi":
                 continue
             props = event["Properties"]
+            if "Path" not in props:  # the $default catch-all (see has_default_route)
+                continue
             auth = props.get("Auth") or {}
             scopes = [text(x) for x in auth.get("AuthorizationScopes") or []]
             public = auth.get("Authorizer") == "NONE"
@@ -113,6 +115,29 @@ def routes_from_template(
 
 
 ROUTES: tuple[Route, ...] = routes_from_template()
+
+#: API Gateway's route key of the catch-all route.
+DEFAULT_ROUTE_KEY = "$default"
+
+
+def has_default_route(template_path: Path | None = None) -> bool:
+    """Does template.yaml give the HTTP API a ``$default`` route (an HttpApi event with no Path and
+    no Method, which SAM turns into one) behind the JWT authorizer? Then API Gateway hands every
+    request no other route matches to the function, once the token is valid (no scope needed)."""
+    from acx.local.resources import load_template
+
+    path = template_path or Path(__file__).resolve().parents[4] / "template.yaml"
+    for resource in load_template(path)["Resources"].values():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        for event in (resource.get("Properties", {}).get("Events") or {}).values():
+            props = event.get("Properties") or {}
+            if event.get("Type") == "HttpApi" and "Path" not in props and "Method" not in props:
+                return (props.get("Auth") or {}).get("Authorizer") != "NONE"
+    return False
+
+
+CATCH_ALL: bool = has_default_route()
 
 
 def match_route(
@@ -314,6 +339,7 @@ class Gateway:
         host: str = "127.0.0.1",
         port: int = 0,
         routes: tuple[Route, ...] = ROUTES,
+        catch_all: bool = CATCH_ALL,
         enforce_scopes: bool = True,
         function_name: str = "acx-api",
         region: str = "us-east-1",
@@ -331,6 +357,7 @@ class Gateway:
         self.credentials = credentials
         self.issuer = issuer
         self.routes = routes
+        self.catch_all = catch_all  # a $default route: unmatched requests go to the function
         self.enforce_scopes = enforce_scopes
         self.function_name = function_name
         self.region = region
@@ -500,12 +527,14 @@ class Gateway:
         if raw_path.startswith("/local/"):
             return self._local(method, raw_path, body)
         hit = match_route(method, raw_path, self.routes)
-        if hit is None:
+        if hit is None and not self.catch_all:
             return _error(404, c.ERR_NO_ROUTE, "no such route; GET /v1/openapi.json lists them")
-        route, params = hit
+        # No route matched and there is a $default route: authorized like the others, with no scope
+        # (the function answers its own 404).
+        route, params = hit if hit is not None else (None, {})
         claims: dict[str, Any] | None = None
         scopes: list[str] | None = None
-        if route.scope is not None:
+        if route is None or route.scope is not None:
             auth = req.headers.get("Authorization") or ""
             scheme, _, token = auth.partition(" ")
             if scheme.lower() != "bearer" or not token.strip():
@@ -525,7 +554,7 @@ class Gateway:
                 # Stringified below (as AWS does), a boolean tenant would become "true": refuse it here.
                 return _error(401, c.ERR_UNAUTHORIZED, "the token's tenant and sub claims must be strings")
             scopes = scopes_of(claims)
-            if self.enforce_scopes and route.scope not in (scopes or []):
+            if route is not None and self.enforce_scopes and route.scope not in (scopes or []):
                 return _error(
                     403,
                     c.ERR_FORBIDDEN,
@@ -539,7 +568,7 @@ class Gateway:
             headers=list(req.headers.items()),
             body=body,
             source_ip=req.client_address[0],
-            route_key=route.key,
+            route_key=route.key if route is not None else DEFAULT_ROUTE_KEY,
             path_parameters=params,
             claims=claims,
             scopes=scopes,

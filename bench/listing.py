@@ -1,0 +1,144 @@
+"""A full listing on the local stack: ``acx recall --all -o FILE`` of a 100,000-record package.
+
+Issue 14's target: <= 30 s for 100,000 records on the local stack, streamed (the records go to FILE
+page by page, never all held), with a progress bar on a terminal. Runnable alone:
+``.venv/bin/python -m bench.run --only listing`` (``--quick``: 10,000 records).
+
+``acx.local.stack.LocalStack`` (in memory, as the tests run it) hosts the unchanged handlers behind
+the local gateway with moto in this process. The package is filled through the API as a user fills
+it, inline bundles of 1,000 records (the write side: reported, not the figure;
+``ACX_BENCH_LISTING_RECORDS`` overrides the size). Then the listing runs as a user runs it,
+``python -m acx.cli.main recall --all -o FILE`` in its own process.
+
+Rows: wall seconds against the target (ratio = seconds / 30; at --quick the figure is scaled to
+100,000 records linearly, since every page costs the same: acx/local/moto_query.py reads a page in
+O(page)), records/s, and CPU per record of the stack process (gateway, api handler, moto; its idle
+queue pumps included) and of the CLI process, with the load average next to them: the machine may
+be shared, and CPU time is what the stack and the CLI spend, wall time what a user waits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from bench.common import bundle_bytes, generate_records
+
+TARGET_S = 30.0
+TARGET_N = 100_000
+PKG = "bench-listing"
+SEED_CHUNK = 1000
+
+
+def _call(endpoint: str, token: str, method: str, path: str, body: bytes | None = None) -> Any:
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    req = urllib.request.Request(endpoint + path, data=body, method=method, headers=headers)  # noqa: S310
+    try:
+        with urllib.request.urlopen(req, timeout=600) as resp:  # noqa: S310 - local endpoint
+            return json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        raise RuntimeError(f"{method} {path}: HTTP {exc.code}: {exc.read()[:300]!r}") from None
+
+
+def _seed(endpoint: str, token: str, n: int) -> tuple[float, int]:
+    """``n`` records as inline bundles of 1,000 (each one short write under the writer's lease; one
+    100,000-record presigned upload ran past the lease on a loaded machine and was retried for minutes);
+    (seconds, active records afterwards)."""
+    records = generate_records(n, seed=14, prefix="lst")
+    started = time.perf_counter()
+    for i in range(0, n, SEED_CHUNK):
+        body = bundle_bytes(records[i : i + SEED_CHUNK])
+        for attempt in range(20):
+            try:
+                _call(endpoint, token, "POST", f"/v1/packages/{PKG}/bundles", body)
+                break
+            except RuntimeError as exc:
+                if "HTTP 503" not in str(exc) or attempt == 19:
+                    raise
+                time.sleep(0.5)
+    listed = _call(endpoint, token, "GET", "/v1/packages?limit=200")
+    active = next(p["records"] for p in listed["packages"] if p["package"] == PKG)
+    return time.perf_counter() - started, int(active)
+
+
+def _cpu(who: int) -> float:
+    use = resource.getrusage(who)
+    return use.ru_utime + use.ru_stime
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    from acx.local.stack import LocalStack
+
+    n = int(os.environ.get("ACX_BENCH_LISTING_RECORDS") or (10_000 if quick else TARGET_N))
+    with (
+        tempfile.TemporaryDirectory(prefix="acx-bench-listing-") as tmp,
+        LocalStack(port=0, quiet=True, verify_interval=None) as stack,
+    ):
+        token = stack.token("bench")
+        seed_s, active = _seed(stack.endpoint, token, n)
+        out = Path(tmp) / "pulled.json"
+        env = {
+            **os.environ,
+            "ACX_ENDPOINT": stack.endpoint,
+            "ACX_TOKEN": token,
+            "ACX_CONFIG": str(Path(tmp) / "config.json"),
+        }
+        cmd = [sys.executable, "-m", "acx.cli.main", "recall", "-p", PKG, "--all", "-o", str(out)]
+        server0, client0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600, check=False)
+        seconds = time.perf_counter() - started
+        server = _cpu(resource.RUSAGE_SELF) - server0
+        client = _cpu(resource.RUSAGE_CHILDREN) - client0
+        load = os.getloadavg()
+        if done.returncode != 0:
+            raise RuntimeError(f"acx recall --all: exit {done.returncode}: {done.stderr[-500:]}")
+        records = json.loads(out.read_bytes())
+    if len(records) != active or len({r["id"] for r in records}) != active:
+        raise RuntimeError(f"listing returned {len(records)} records, the package holds {active}")
+    scaled = seconds * TARGET_N / active
+    note = (
+        f"{active} active records ({n} uploaded, seeded in {seed_s:.0f} s as inline bundles of 1,000); "
+        f"CPU {server:.1f} s stack + {client:.1f} s CLI; load average {load[0]:.1f} on {os.cpu_count()} "
+        "cores; local stack: moto stands in for DynamoDB (see docs/LISTING.md for AWS)"
+    )
+    name = f"listing acx recall --all -o FILE, {active // 1000}k records"
+    rows = [
+        {
+            "name": name if not quick else f"{name}, scaled to 100k",
+            "value": round(seconds if not quick else scaled, 2),
+            "unit": "s",
+            "baseline": f"target {TARGET_S:.0f} s",
+            "ratio": (seconds if not quick else scaled) / TARGET_S,
+            "target": "<= 30 s at 100k (ratio <= 1)",
+            "note": note + (f"; measured {seconds:.1f} s, scaled linearly" if quick else ""),
+        },
+        {
+            "name": f"listing throughput, {active // 1000}k records",
+            "value": round(active / seconds),
+            "unit": "records/s",
+            "baseline": None,
+            "ratio": None,
+            "target": f">= {TARGET_N / TARGET_S:,.0f} records/s",
+            "note": note,
+        },
+        {
+            "name": "listing CPU per record (stack + CLI)",
+            "value": round((server + client) / active * 1e6),
+            "unit": "us",
+            "baseline": None,
+            "ratio": None,
+            "target": "report",
+            "note": note,
+        },
+    ]
+    return rows
