@@ -41,8 +41,19 @@ def _load_public_key(pem: bytes) -> Any:
     return serialization.load_pem_public_key(pem)
 
 
+def _versioned_store(cls: type, lists: dict[str, list[Any]]) -> Any:
+    """Rebuild moto's S3 ``_VersionedKeyStore``: its ``__setitem__`` appends a version, so the
+    default dict unpickling would nest each key's version list in another list."""
+    store = cls()
+    for key, versions in lists.items():
+        dict.__setitem__(store, key, versions)
+    return store
+
+
 class _Pickler(pickle.Pickler):
     def reducer_override(self, obj: Any) -> Any:
+        if type(obj).__name__ == "_VersionedKeyStore" and isinstance(obj, dict):
+            return _versioned_store, (type(obj), {k: dict.__getitem__(obj, k) for k in dict.keys(obj)})
         if isinstance(obj, _LOCK_TYPES):
             return _new_lock, ("rlock" if isinstance(obj, _LOCK_TYPES[1]) else "lock",)
         module = type(obj).__module__
