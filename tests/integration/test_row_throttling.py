@@ -232,3 +232,32 @@ def test_a_forget_cut_short_between_its_erasures_is_finished_by_its_repeat(
     assert not any(r.active or r.holds_plaintext for r in rows.values())
     assert store.forget(REF, "a", record_id="m-00000", tombstones=stones).repeated
     assert verify_package(store, REF, PUBLISHER).status == "ok"
+
+
+class SlowReads(Throttled):
+    """Every BatchGetItem takes ``step`` seconds of the injected clock (a large upload's tombstone
+    check on a busy table: ~20 keys per record, 100 keys per call)."""
+
+    step = 0.0
+
+    def batch_get_item(self, RequestItems: dict[str, Any]) -> dict[str, Any]:
+        self.clock.now += self.step
+        return self.client.batch_get_item(RequestItems=RequestItems)  # type: ignore[no-any-return]
+
+
+def test_reads_under_the_lease_renew_it_so_a_long_check_does_not_expire_the_write(
+    ddb: Any, settings: Any, signer: Any, clock: FakeClock, make_record: Any, write_of: Any
+) -> None:
+    client = SlowReads(ddb, clock)
+    store = log_store(client, settings, signer, clock=clock, sleep=clock.sleep)
+    client.step = 10.0  # 12 reads of 10 s: four times the 30 s lease
+
+    def long_check() -> None:
+        for i in range(12):
+            store.dynamo.batch_get(settings.records_table, REF.pk, [f"t#k#{i}"])
+
+    records = [make_record(i) for i in range(5)]
+    store.append(REF, "agent", [write_of(r) for r in records], guard=long_check)
+    client.step = 0.0
+    _present(store, records)
+    assert clock() - 1_750_000_000.0 >= 120  # the check really outlived the lease several times

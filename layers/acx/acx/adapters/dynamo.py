@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import itertools
 import random
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -143,6 +145,7 @@ class Dynamo:
         self.sleep = sleep
         self.rounds = rounds
         self.clock = clock
+        self._beat = threading.local()  # per thread: the local stack serves requests in threads
 
     def backoff(self, attempt: int, cap: float = 1.0) -> None:
         """Full-jitter exponential backoff (AWS's advice for throttled and unprocessed items)."""
@@ -151,6 +154,17 @@ class Dynamo:
     def get(self, table: str, pk: str, sk: str, **extra: Any) -> dict[str, Any] | None:
         resp = self.client.get_item(TableName=table, Key=key(pk, sk), ConsistentRead=True, **extra)
         return from_item(resp["Item"]) if "Item" in resp else None
+
+    @contextmanager
+    def heartbeat(self, beat: Callable[[], None]) -> Iterator[None]:
+        """Run ``beat`` before every BatchGetItem round while inside: a writer's reads under its
+        lease (the tombstone check reads ~20 keys per record) renew the lease as they go."""
+        before = getattr(self._beat, "fn", None)
+        self._beat.fn = beat
+        try:
+            yield
+        finally:
+            self._beat.fn = before
 
     def batch_get(
         self, table: str, pk: str, sks: Sequence[str], projection: Sequence[str] = ()
@@ -177,6 +191,9 @@ class Dynamo:
                 request["ExpressionAttributeNames"] = names
             pending: dict[str, Any] = {table: request}
             for attempt in range(self.rounds):
+                beat = getattr(self._beat, "fn", None)
+                if beat is not None:
+                    beat()
                 resp = self.client.batch_get_item(RequestItems=pending)
                 for item in resp.get("Responses", {}).get(table, []):
                     decoded = from_item(item)

@@ -129,7 +129,8 @@ class Committer:
                 self.dynamo.backoff(attempt)
                 continue
             try:
-                prepared = prepare_(head)
+                with self.dynamo.heartbeat(self.sequencer.keep(ref, owner, until)):
+                    prepared = prepare_(head)  # its reads renew the lease (a large upload's checks)
                 at = _now_iso(now)
                 plan = plan_append(head.log, prepared.specs, actor=actor, chain=ref.chain_key, created_at=at)
                 text = self.sign(plan.checkpoint(ref.origin(self.publisher_id)))
