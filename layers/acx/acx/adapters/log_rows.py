@@ -238,7 +238,7 @@ class RowStore:
     def active_records(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The records of the ids whose rows are active: point reads of state and body only (what a
         search result shows; a tombstoned or absent row is simply not in the answer)."""
-        got = self.db.batch_get(self.table, ref.pk, [f"r#{i}" for i in ids], projection=("state", "body"))
+        got = self._get_many(ref, [f"r#{i}" for i in ids], ("state", "body"))  # each on its shard
         return {
             sk[2:]: decompress(it["body"])
             for sk, it in got.items()
@@ -247,7 +247,7 @@ class RowStore:
 
     def active_ids(self, ref: PackageRef, ids: Iterable[str]) -> set[str]:
         """Which of the ids have an active row (point reads of the state only)."""
-        got = self.db.batch_get(self.table, ref.pk, [f"r#{i}" for i in ids], projection=("state",))
+        got = self._get_many(ref, [f"r#{i}" for i in ids], ("state",))
         return {sk[2:] for sk, it in got.items() if it.get("state") == "active"}
 
     def unchanged(self, ref: PackageRef, seqs: dict[str, int | None], slots: dict[str, str | None]) -> bool:
