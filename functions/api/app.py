@@ -514,5 +514,5 @@ def on_unexpected(exc: Exception) -> Response:
 @metrics.log_metrics
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId", log_event=False)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    deadline.from_lambda_context(context)  # row writes retry throttling until the function's time runs out
-    return app.resolve(event, context)
+    with deadline.from_lambda_context(context):  # row writes retry throttling until time runs out
+        return app.resolve(event, context)

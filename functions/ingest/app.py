@@ -100,7 +100,7 @@ def record_handler(record: SQSRecord) -> None:
 @metrics.log_metrics
 @logger.inject_lambda_context(log_event=False)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    deadline.from_lambda_context(context)  # row writes retry throttling until the function's time runs out
-    return process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
-    )
+    with deadline.from_lambda_context(context):  # row writes retry throttling until time runs out
+        return process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
+        )

@@ -6,17 +6,25 @@ unset and callers use their own budget. A context variable, so a thread or task 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 _REMAINING: ContextVar[Callable[[], float] | None] = ContextVar("acx_remaining", default=None)
 
 
-def from_lambda_context(context: Any) -> None:
-    """Take the invocation's remaining time from a Lambda context (ignored if it has none)."""
+@contextmanager
+def from_lambda_context(context: Any) -> Iterator[None]:
+    """Within: the invocation's remaining time, from a Lambda context (none if it has none). Reset on
+    the way out, so a later caller on the same thread (a test, the local stack) never inherits a
+    finished invocation's clock."""
     millis = getattr(context, "get_remaining_time_in_millis", None)
-    _REMAINING.set((lambda: millis() / 1000.0) if callable(millis) else None)
+    token = _REMAINING.set((lambda: millis() / 1000.0) if callable(millis) else None)
+    try:
+        yield
+    finally:
+        _REMAINING.reset(token)
 
 
 def remaining() -> Callable[[], float] | None:
