@@ -83,6 +83,10 @@ class Partition(dict):  # type: ignore[type-arg]
             self.version += 1
         return super().setdefault(key, default)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by value (the local stack's snapshot): the cached order is rebuilt on first use."""
+        return (Partition, (dict(self),))
+
     def __deepcopy__(self, memo: dict[int, Any]) -> Partition:
         import copy
 
