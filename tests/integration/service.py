@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import base64
 import copy
-import importlib.util
 import json
 import os
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,13 +28,9 @@ ALL_SCOPES = ["memory:write", "memory:read", "memory:forget", "cartridge:export"
 
 def load_handler(name: str) -> ModuleType:
     """Import functions/<name>/app.py under a unique module name (each function is its own package)."""
-    module_name = f"acx_fn_{name}"
-    spec = importlib.util.spec_from_file_location(module_name, ROOT / "functions" / name / "app.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
-    return module
+    from acx.local.stack import load_module
+
+    return load_module(ROOT / "functions" / name / "app.py", f"acx_fn_{name}")
 
 
 class Context:

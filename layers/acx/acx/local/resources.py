@@ -328,7 +328,9 @@ class _Creator:
         spec = str(self.resolve(p.get("KeySpec", "SYMMETRIC_DEFAULT")))
         usage = str(self.resolve(p.get("KeyUsage", "ENCRYPT_DECRYPT")))
         if spec == ED25519_SPEC:
-            _install_ed25519()
+            from acx.local import moto_ed25519  # only a template asking for Ed25519 needs it
+
+            moto_ed25519.install()
         args: dict[str, Any] = {"KeySpec": spec, "KeyUsage": usage}
         if "Description" in p:
             args["Description"] = str(self.resolve(p["Description"]))
@@ -535,17 +537,6 @@ def _queue_notification(config: dict[str, Any]) -> dict[str, Any]:
     if rules:
         out["Filter"] = {"Key": {"FilterRules": [{"Name": r["Name"], "Value": r["Value"]} for r in rules]}}
     return out
-
-
-def _install_ed25519() -> None:
-    try:
-        from acx.local import moto_ed25519
-    except ImportError as exc:  # pragma: no cover - depends on a sibling module being present
-        raise TemplateError(
-            "the template asks for an ECC_NIST_EDWARDS25519 signing key but acx.local.moto_ed25519 "
-            "is not available; pass parameters={'SigningKeySpec': 'ECC_NIST_P256'}"
-        ) from exc
-    moto_ed25519.install()
 
 
 def _clients(session_or_clients: Any, region: str, endpoint_url: str | None) -> Mapping[str, Any]:

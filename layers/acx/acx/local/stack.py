@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from acx.local import journal, moto_dynamodb
+from acx.local import journal, moto_dynamodb, moto_ed25519
 from acx.local.gateway import ACCOUNT_ID, Gateway, LambdaContext
 from acx.local.journal import COMPACT_BYTES, KEYS_NAME, is_state_file
 from acx.local.jwt_issuer import ALL_SCOPES, DevIssuer
@@ -100,18 +100,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def load_module(path: Path, module_name: str) -> ModuleType:
+    """Import a function file (``functions/<name>/app.py``: each is its own package) as ``module_name``."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module: ModuleType = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def load_handler(path: Path, name: str) -> Handler | None:
     """``lambda_handler`` of a function file, imported under a unique module name (None if absent)."""
     if not path.is_file():
         return None
-    module_name = f"acx_local_fn_{name}_{uuid.uuid4().hex[:8]}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        return None
-    module: ModuleType = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
-    handler: Handler = module.lambda_handler
+    handler: Handler = load_module(path, f"acx_local_fn_{name}_{uuid.uuid4().hex[:8]}").lambda_handler
     return handler
 
 
@@ -415,7 +419,7 @@ class LocalStack:
                         raise RuntimeError("moto server did not start") from None
                     time.sleep(0.05)
             return
-        _install_ed25519()
+        moto_ed25519.install()
         moto_dynamodb.install()
         self._moto = journal.serve(self.data_dir, 0, fsync=self.fsync, compact_bytes=self.compact_bytes)
         host, port = self._moto.server_address[:2]
@@ -646,18 +650,6 @@ class LocalStack:
         raise TimeoutError(f"local stack did not drain within {timeout}s")
 
 
-def _install_ed25519() -> None:
-    """Add Ed25519 KMS keys to this process's moto (the helper may not exist yet during development)."""
-    try:
-        from acx.local import moto_ed25519
-    except ModuleNotFoundError as exc:
-        if exc.name != "acx.local.moto_ed25519":
-            raise
-        _log("acx.local.moto_ed25519 not found: Ed25519 KMS keys unavailable")
-        return
-    moto_ed25519.install()
-
-
 def _serve_moto(
     port: int, data_dir: str | None = None, fsync: bool = True, compact_bytes: int = COMPACT_BYTES
 ) -> None:
@@ -666,7 +658,7 @@ def _serve_moto(
     import signal
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    _install_ed25519()
+    moto_ed25519.install()
     moto_dynamodb.install()
     parent = os.getppid()
     stop = threading.Event()
