@@ -18,10 +18,11 @@ from botocore.exceptions import ClientError
 from acx.adapters.dynamo import RowsIncomplete
 from acx.adapters.faults import translate
 from acx.adapters.log_rows import Tombstones
-from acx.adapters.log_store import Conflict, LogStore
+from acx.adapters.log_store import LogStore
 from acx.usecases.faults import classify, is_retryable
 from acx.usecases.verify import verify_package
 from tests.integration.conftest import PUBLISHER, REF, FakeClock, log_store  # type: ignore[import-not-found]
+from tests.integration.test_log_faults import ingest
 
 HOLD = 30.0
 
@@ -61,22 +62,6 @@ class Throttled:
         for t, r in rest:
             left.setdefault(t, []).append(r)
         return {"UnprocessedItems": left}
-
-
-def ingest(store: LogStore, records: list[dict[str, Any]], write_of: Any) -> None:
-    """What an uploader does: look up, write what is missing or different, retry on Conflict."""
-    for _ in range(5):
-        by_id = store.rows.lookup(REF, {r["id"] for r in records}, set()).by_id
-        todo = [r for r in records if r["id"] not in by_id or by_id[r["id"]].record != r]
-        if not todo:
-            return
-        expected = {r["id"]: (by_id[r["id"]].seq if r["id"] in by_id else None) for r in todo}
-        try:
-            store.append(REF, "agent", [write_of(r) for r in todo], expected=expected)
-            return
-        except Conflict:
-            continue
-    raise AssertionError("did not converge")
 
 
 def _store(
