@@ -381,3 +381,28 @@ def test_a_random_run_touching_a_warned_home_path_still_blocks() -> None:
     """Only a format judged a warning excuses the random run it covers; a home path warning does not."""
     text = "cp /home/alice/Zq8Lm3Xv9Rt2Wp7Ny4Kb6Hd1Jf5Gs0Ac8Ue3Oi ."
     assert "high-entropy" in {f.rule for f in scan_text(text) if f.severity == "block"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"dependencies": {\n    "minipass": "^7.1.2",\n    "bypass": "~1.2.0"\n  }',
+        "requests>=2.31.0\nbypass_pass = '>=1.4.2'",
+        '"cfnLint": [\n    "AWS::IAM::Policy/Properties/PolicyDocument/Version"\n   ]',
+    ],
+)
+def test_version_ranges_and_aws_paths_of_words_pass(text: str) -> None:
+    """Found by outside set C's clean text (npm package.json files, cfn-lint schemas)."""
+    assert [f.rule for f in scan_text(text) if f.severity == "block"] == [], text
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ('"minipass": "Zq8Lm3Xv9Rt2Wp7Ny4Kb"', "secret-assignment"),
+        ("db_password = '^7Kp2Qw9Lm4x'", "secret-assignment"),
+        ("AWS key rotated today: wJa1rXUtnFEMI/K7MDENG/bPxRfiCY9Qz8LmK3Wp", "aws-secret-access-key"),
+    ],
+)
+def test_secrets_beside_versions_and_aws_paths_still_block(text: str, rule: str) -> None:
+    assert rule in {f.rule for f in scan_text(text) if f.severity == "block"}, text
