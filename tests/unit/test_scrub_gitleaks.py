@@ -370,7 +370,6 @@ def test_a_google_key_on_its_own_is_a_warning(text: str) -> None:
         f"The old credential ({GOOGLE_KEY}) still works on staging.",
         f"found a leaked {GOOGLE_KEY} in the logs",
         f"Authorization: Bearer {GOOGLE_KEY}",
-        f"gemini_api_key:\n  {GOOGLE_KEY}\n",  # a YAML value on the next line
     ],
 )
 def test_a_google_key_called_a_credential_blocks(text: str) -> None:

@@ -205,14 +205,14 @@ def _severity(index: int, buf: bytes, s: int) -> str:
     it calls it a credential. A Google API key (``AIza`` + 35) identifies a project; Google issues it
     for browser and mobile clients (Maps JavaScript, Firebase web config: public by design, guarded by
     referrer and app restrictions) as well as for servers (Gemini and other APIs: a secret), and the
-    format cannot tell which. On its own it is a warning; a word in the 80 bytes before it that names a
+    format cannot tell which. On its own it is a warning; a word before it on its line that names a
     credential (``key``, ``token``, ``secret``, ``gemini``, ``rotated``, ``leaked``...) makes it a block,
     and so does a secret-like name it is assigned to (the assignment rule, ``GOOGLE_API_KEY=AIza...``).
     What this does NOT stop: a server-side key pasted with no word around it (warned, not refused)."""
     if RULES[index].id not in _CONTEXT_JUDGED:
         return BLOCK
-    # the 80 bytes before it, across lines: ``gemini_api_key:`` with the key on the next line blocks
-    return BLOCK if _CREDENTIAL_CONTEXT.search(buf, max(0, s - 80), s) is not None else WARN
+    line = buf.rfind(b"\n", max(0, s - 80), s) + 1
+    return BLOCK if _CREDENTIAL_CONTEXT.search(buf, max(line, s - 80), s) is not None else WARN
 
 
 def _scan_providers(buf: bytes, c: _Compiled, spans: list[Span], budget: list[int]) -> None:
