@@ -59,7 +59,6 @@ SECRETS: dict[str, str] = {
 SENTENCES: dict[str, str] = {
     "aws-secret-access-key": "aws_secret_access_key = {}",
     "age-secret-key": "key file: {}",
-    "gcp-api-key": "the google api key is {}",  # on its own a Google key is a warning (test below)
 }
 SECRETS["age-secret-key"] = SECRETS["age-secret-key"][:74]
 

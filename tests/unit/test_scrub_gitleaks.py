@@ -25,7 +25,7 @@ CORPUS = ROOT.parent / "shared" / "corpora" / "secrets-gitleaks.json"
 CLEAN_BLOCKED = ROOT / "tests" / "data" / "scrub-clean-blocked.txt"
 RECALL_RAW_FLOOR = 0.9946
 RECALL_SENTENCE_FLOOR = 0.952
-CLEAN_BLOCKED_CEILING = 0.127
+CLEAN_BLOCKED_CEILING = 0.167
 
 
 def blocks(text: str) -> bool:
@@ -348,32 +348,14 @@ GOOGLE_KEY = "AIzaSyB7kQ2mX9pL4vN8rT1wZ6cY3hJ5dF0gS2e"  # fake, format-valid
     [
         GOOGLE_KEY,
         f"Found {GOOGLE_KEY} in the android strings.xml.",
-        f'<script src="https://maps.example.com/js?v=3&amp;libraries=places"></script> {GOOGLE_KEY}',
-    ],
-)
-def test_a_google_key_on_its_own_is_a_warning(text: str) -> None:
-    """Google issues the format for browser and mobile clients (public by design) and for servers;
-    with no word calling it a credential it is reported, not refused, and not re-judged as a random run."""
-    findings = scan_text(text)
-    assert {f.rule for f in findings if f.severity == "warn"} == {"gcp-api-key"}
-    assert not [f for f in findings if f.severity == "block"]
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
         f"GOOGLE_API_KEY={GOOGLE_KEY}",
-        f'const firebaseConfig = {{ apiKey: "{GOOGLE_KEY}" }};',
-        f"gemini = {GOOGLE_KEY}",
-        f"the maps key is {GOOGLE_KEY}",
-        f"Geocoding failed after we rotated {GOOGLE_KEY}.",
-        f"The old credential ({GOOGLE_KEY}) still works on staging.",
-        f"found a leaked {GOOGLE_KEY} in the logs",
-        f"Authorization: Bearer {GOOGLE_KEY}",
     ],
 )
-def test_a_google_key_called_a_credential_blocks(text: str) -> None:
-    assert [f for f in scan_text(text) if f.severity == "block"], text
+def test_a_google_key_blocks_even_with_no_word_around_it(text: str) -> None:
+    """Google issues the AIza format both for browser/mobile clients (public by design) and for servers
+    (Gemini: a secret), and the format cannot tell which: the gate fails closed (round 3 measured a
+    'warn when alone' rule, 0.167 -> 0.126 clean blocked on the gitleaks corpus, and did not keep it)."""
+    assert "gcp-api-key" in {f.rule for f in scan_text(text) if f.severity == "block"}, text
 
 
 def test_a_random_run_touching_a_warned_home_path_still_blocks() -> None:

@@ -196,8 +196,7 @@ _NO_RUN_CHECK = frozenset(
 
 # Formats public by design in some of their uses, judged by the words around them (see _severity).
 _CONTEXT_JUDGED = frozenset({"gcp-api-key"})
-# nouns that name a credential, and verbs only said of one (a key is rotated, revoked, leaked)
-_CREDENTIAL_CONTEXT = re.compile(rb"(?i)pass|pwd|secret|token|key|auth|cred|bearer|gemini|rotat|revok|leak")
+_CREDENTIAL_CONTEXT = re.compile(rb"(?i)pass|pwd|secret|token|key|auth|cred|bearer|gemini")
 
 
 def _severity(index: int, buf: bytes, s: int) -> str:
@@ -206,7 +205,7 @@ def _severity(index: int, buf: bytes, s: int) -> str:
     for browser and mobile clients (Maps JavaScript, Firebase web config: public by design, guarded by
     referrer and app restrictions) as well as for servers (Gemini and other APIs: a secret), and the
     format cannot tell which. On its own it is a warning; a word before it on its line that names a
-    credential (``key``, ``token``, ``secret``, ``gemini``, ``rotated``, ``leaked``...) makes it a block, and so does a
+    credential (``key``, ``token``, ``secret``, ``gemini``...) makes it a block, and so does a
     secret-like name it is assigned to (the assignment rule, ``GOOGLE_API_KEY=AIza...``).
     What this does NOT stop: a server-side key pasted with no word around it (warned, not refused)."""
     if RULES[index].id not in _CONTEXT_JUDGED:
