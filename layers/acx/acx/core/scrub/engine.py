@@ -194,26 +194,6 @@ _NO_RUN_CHECK = frozenset(
 )
 
 
-# Formats public by design in some of their uses, judged by the words around them (see _severity).
-_CONTEXT_JUDGED = frozenset({"gcp-api-key"})
-_CREDENTIAL_CONTEXT = re.compile(rb"(?i)pass|pwd|secret|token|key|auth|cred|bearer|gemini")
-
-
-def _severity(index: int, buf: bytes, s: int) -> str:
-    """BLOCK, except for a format that is public by design in some of its uses when nothing around
-    it calls it a credential. A Google API key (``AIza`` + 35) identifies a project; Google issues it
-    for browser and mobile clients (Maps JavaScript, Firebase web config: public by design, guarded by
-    referrer and app restrictions) as well as for servers (Gemini and other APIs: a secret), and the
-    format cannot tell which. On its own it is a warning; a word before it on its line that names a
-    credential (``key``, ``token``, ``secret``, ``gemini``...) makes it a block, and so does a
-    secret-like name it is assigned to (the assignment rule, ``GOOGLE_API_KEY=AIza...``).
-    What this does NOT stop: a server-side key pasted with no word around it (warned, not refused)."""
-    if RULES[index].id not in _CONTEXT_JUDGED:
-        return BLOCK
-    line = buf.rfind(b"\n", max(0, s - 80), s) + 1
-    return BLOCK if _CREDENTIAL_CONTEXT.search(buf, max(line, s - 80), s) is not None else WARN
-
-
 def _scan_providers(buf: bytes, c: _Compiled, spans: list[Span], budget: list[int]) -> None:
     """Each rule behind a hit runs on a bounded window: an anchored match where the rule's match
     starts at its trigger (nearly all), a search of ``before + span`` bytes where the trigger sits
@@ -241,7 +221,7 @@ def _scan_providers(buf: bytes, c: _Compiled, spans: list[Span], budget: list[in
                     continue
                 done.add((index, s))
                 if _check_value(index, m, buf):
-                    spans.append((RULES[index].id, s, e, _severity(index, buf, s)))
+                    spans.append((RULES[index].id, s, e, BLOCK))
         if budget[0] < 0:
             return
 
@@ -296,8 +276,6 @@ def _dedupe(spans: list[Span]) -> list[Span]:
         return spans
     spans.sort(key=lambda sp: (sp[1], sp[0]))
     specific = [(s, e) for rule, s, e, sev in spans if sev == BLOCK and rule not in _GENERIC]
-    # a format judged a warning (a Google key on its own) is not re-judged as an unknown random run
-    judged = [(s, e) for rule, s, e, sev in spans if sev == WARN and rule in _CONTEXT_JUDGED]
     aws = [(s, e) for rule, s, e, _ in spans if rule == "aws-secret-access-key"]
     out: list[Span] = []
     seen: set[tuple[str, int]] = set()
@@ -307,7 +285,7 @@ def _dedupe(spans: list[Span]) -> list[Span]:
             continue
         if rule in _GENERIC and _overlaps(specific, s, e):
             continue
-        if rule == "high-entropy" and (_overlaps(aws, s, e) or (judged and _overlaps(judged, s, e))):
+        if rule == "high-entropy" and _overlaps(aws, s, e):
             continue
         seen.add((rule, s))
         out.append(span)
