@@ -579,3 +579,31 @@ def chained_deps(**settings: Any) -> Deps:
     d.log = ChainedLog(d.settings.publisher_id)  # type: ignore[assignment]
     d.signer = LocalEd25519Signer()
     return d
+
+
+@dataclass
+class FakeIndex:
+    """``IndexHooks`` (``usecases.deps``): records every call; ``fail`` makes ``indexed`` raise."""
+
+    calls: list[tuple[str, Any]] = field(default_factory=list)
+    fail: bool = False
+
+    def indexed(
+        self,
+        tenant: str,
+        package: str,
+        records: list[dict[str, Any]],
+        absorbed: dict[str, list[str]],
+        *,
+        new_package: bool,
+    ) -> None:
+        if self.fail:
+            raise RuntimeError("index store down")
+        self.calls.append(("indexed", ([r["id"] for r in records], absorbed, new_package)))
+
+    def forgotten(self, tenant: str, package: str, record_id: str) -> int:
+        self.calls.append(("forgotten", record_id))
+        return 1
+
+    def drop_index(self, tenant: str, package: str) -> None:
+        self.calls.append(("drop_index", package))
