@@ -607,3 +607,33 @@ class FakeIndex:
 
     def drop_index(self, tenant: str, package: str) -> None:
         self.calls.append(("drop_index", package))
+
+
+@dataclass
+class FakeQueue:
+    """``MessageQueue``: ``url`` None is an unconfigured queue; sent messages are kept in order."""
+
+    url: str | None = "https://sqs.example/export"
+    sent: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.url)
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.sent.append(message)
+
+
+@dataclass
+class FakeAlarms:
+    """``AlarmTopic``: ``topic_arn`` None is an unconfigured topic; published alarms are kept."""
+
+    topic_arn: str | None = "arn:aws:sns:us-east-1:123456789012:acx-alarms"
+    published: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.topic_arn)
+
+    def publish(self, subject: str, message: dict[str, Any]) -> None:
+        self.published.append((subject, message))
