@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from acx.adapters.log_rows import Tombstones
 from acx.adapters.log_store import AppendResult, Conflict, ForgetResult, NotFound
+from acx.adapters.search_index import Manifest, ManifestConflict, SearchIndexStore
 from acx.config import Settings
 from acx.core import forgetting, merkle
 from acx.core import log as logcore
@@ -637,3 +639,52 @@ class FakeAlarms:
 
     def publish(self, subject: str, message: dict[str, Any]) -> None:
         self.published.append((subject, message))
+
+
+class FakeCatalog:
+    """``Catalog``: a tenant's packages (from the log's heads) in key order, and active record counts."""
+
+    def __init__(self, log: ChainedLog) -> None:
+        self.log = log
+
+    def packages(self, tenant: str, limit: int, cursor: str | None) -> tuple[list[str], str | None]:
+        names = sorted(r.package for r in self.log.heads if r.tenant == tenant)
+        if cursor is not None and cursor not in names:
+            raise ValueError("invalid cursor")
+        start = names.index(cursor) + 1 if cursor is not None else 0
+        page = names[start : start + limit]
+        return page, (page[-1] if start + limit < len(names) and page else None)
+
+    def active_records(self, tenant: str, package: str) -> int:
+        return sum(1 for _ in self.log.rows.iter_active(PackageRef(tenant, package)))
+
+
+class FakeIndexStore(SearchIndexStore):
+    """``SearchIndexStore`` over :class:`FakeObjects`: the manifest's conditional GET and PUT (the only
+    calls that reach past ``ObjectStore`` to the S3 client) are answered here, with content ETags.
+    ``conflicts``: how many of the next manifest writes lose the race (``ManifestConflict``)."""
+
+    def __init__(self, objects: FakeObjects) -> None:
+        self.objects = objects  # type: ignore[assignment]
+        self.conflicts = 0
+
+    def _key(self, tenant: str, package: str) -> str:
+        return self.prefix(tenant, package) + "manifest.json"
+
+    def manifest(self, tenant: str, package: str, if_none_match: str | None = None) -> Any:
+        body = self.objects.objects.get(self._key(tenant, package))
+        if body is None:
+            return None
+        etag = hashlib.md5(body).hexdigest()  # noqa: S324 - an ETag, as S3 computes it
+        if if_none_match == etag:
+            return self.NOT_MODIFIED
+        return Manifest.from_bytes(body, etag)
+
+    def put_manifest(self, tenant: str, package: str, manifest: Manifest) -> str:
+        current = self.manifest(tenant, package)
+        if self.conflicts or (current.etag if current is not None else None) != manifest.etag:
+            self.conflicts = max(0, self.conflicts - 1)
+            raise ManifestConflict("412")
+        body = manifest.to_bytes()
+        self.objects.put(self._key(tenant, package), body)
+        return hashlib.md5(body).hexdigest()  # noqa: S324
