@@ -9,6 +9,7 @@ rules (validation, 404 vs 423, what is echoed) be tested alone and fast.
 from __future__ import annotations
 
 import base64
+import builtins
 import dataclasses
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -177,14 +178,14 @@ class FakeJobs:
         job.update(status=status, **fields)
         return True
 
-    def list(self, tenant: str, package: str, kind: str) -> list[dict[str, Any]]:
+    def list(self, tenant: str, package: str, kind: str) -> builtins.list[dict[str, Any]]:
         return [
             dict(j) for (t, p, k, _), j in sorted(self.jobs.items()) if (t, p, k) == (tenant, package, kind)
         ]
 
     def page(
         self, tenant: str, package: str, kind: str, limit: int, cursor: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[builtins.list[dict[str, Any]], str | None]:
         jobs = self.list(tenant, package, kind)
         if cursor is not None and cursor not in {j["jobId"] for j in jobs}:
             raise ValueError("invalid cursor")
@@ -665,6 +666,7 @@ class FakeIndexStore(SearchIndexStore):
     ``conflicts``: how many of the next manifest writes lose the race (``ManifestConflict``)."""
 
     def __init__(self, objects: FakeObjects) -> None:
+        self.fakes = objects
         self.objects = objects  # type: ignore[assignment]
         self.conflicts = 0
 
@@ -672,7 +674,7 @@ class FakeIndexStore(SearchIndexStore):
         return self.prefix(tenant, package) + "manifest.json"
 
     def manifest(self, tenant: str, package: str, if_none_match: str | None = None) -> Any:
-        body = self.objects.objects.get(self._key(tenant, package))
+        body = self.fakes.objects.get(self._key(tenant, package))
         if body is None:
             return None
         etag = hashlib.md5(body).hexdigest()  # noqa: S324 - an ETag, as S3 computes it
@@ -686,5 +688,5 @@ class FakeIndexStore(SearchIndexStore):
             self.conflicts = max(0, self.conflicts - 1)
             raise ManifestConflict("412")
         body = manifest.to_bytes()
-        self.objects.put(self._key(tenant, package), body)
+        self.fakes.put(self._key(tenant, package), body)
         return hashlib.md5(body).hexdigest()  # noqa: S324
