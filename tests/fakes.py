@@ -16,8 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from acx.adapters.log_rows import Tombstones
-from acx.adapters.log_store import AppendResult, Conflict, ForgetResult, NotFound
+from acx.adapters.log_store import AppendResult, ForgetResult
 from acx.adapters.search_index import Manifest, ManifestConflict, SearchIndexStore
 from acx.config import Settings
 from acx.core import forgetting, merkle
@@ -28,7 +27,7 @@ from acx.core.faults import Locked
 from acx.core.log import Entry
 from acx.core.package import PackageRef
 from acx.core.records import zone_for
-from acx.core.rows import FileRow, FileWrite, LogRow, Lookup, RecordWrite
+from acx.core.rows import Conflict, FileRow, FileWrite, LogRow, Lookup, NotFound, RecordWrite, Tombstones
 from acx.core.signing import LocalEd25519Signer
 from acx.usecases.deps import Deps
 

@@ -29,7 +29,7 @@ from acx.adapters.dynamo import BARRIER, BATCH_WRITE, CorruptStore, Dynamo, comp
 from acx.core import forgetting
 from acx.core import log as logcore
 from acx.core.package import PackageRef
-from acx.core.rows import FileRow, FileWrite, LogRow, Lookup, RecordWrite
+from acx.core.rows import FileRow, FileWrite, LogRow, Lookup, RecordWrite, Tombstones
 
 MAX_ITEM_BYTES = 350_000  # under DynamoDB's 400 KB, leaving room for attribute names and keys
 MAX_HISTORY = 32  # past slots / absorbed ids / their keys kept per row (most recent)
@@ -107,24 +107,6 @@ class PreparedRow:
     write: RecordWrite
     body: bytes
     content_hash: str
-
-
-@dataclass(frozen=True)
-class Tombstones:
-    """The keyed hashes a forget files: exact keys, id keys, file keys, and near-copy sketches."""
-
-    knowledge: tuple[str, ...] = ()
-    ids: tuple[str, ...] = ()
-    files: tuple[str, ...] = ()
-    sketches: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (knowledge key, sketch)
-
-    @classmethod
-    def union(cls, parts: Sequence[Tombstones]) -> Tombstones:
-        def merged(name: str) -> tuple[Any, ...]:
-            return tuple(dict.fromkeys(x for p in parts for x in getattr(p, name)))
-
-        sketches = tuple({kk: sk for p in parts for kk, sk in p.sketches}.items())
-        return cls(merged("knowledge"), merged("ids"), merged("files"), sketches)
 
 
 def _hex(value: Any) -> str:
