@@ -29,7 +29,10 @@ from acx.core.package import PackageRef
 from acx.core.records import zone_for
 from acx.core.rows import Conflict, FileRow, FileWrite, LogRow, Lookup, NotFound, RecordWrite, Tombstones
 from acx.core.signing import LocalEd25519Signer
+from acx.usecases import ingest
 from acx.usecases.deps import Deps
+from acx.usecases.ingest import IngestSummary
+from tests.factories import bundle_json
 
 
 @dataclass
@@ -573,6 +576,11 @@ class ChainedLog:
             f, seq=e.seq, entry_hash=e.hash, state="tombstoned", content=None, forgotten_seq=f.seq
         )
         return f, plan
+
+
+def ingest_records(deps: Deps, ref: PackageRef, *records: dict[str, Any], **extra: Any) -> IngestSummary:
+    """Run ``usecases.ingest`` on a bundle of ``records`` (and ``extra`` members: knowledge, skills)."""
+    return ingest.ingest_bundle(deps, ref.tenant, ref.package, "agent", bundle_json(list(records), **extra))
 
 
 def chained_deps(**settings: Any) -> Deps:

@@ -13,10 +13,10 @@ import pytest
 
 from acx.core.cartridge.reader import CartridgeReader
 from acx.core.package import PackageRef
-from acx.usecases import cartridges, ingest
+from acx.usecases import cartridges
 from acx.usecases.errors import ServiceError
-from tests.factories import FIELD_REPO, bundle, memory, tier_fields
-from tests.fakes import FakeIndex, FakeQueue, chained_deps
+from tests.factories import FIELD_REPO, memory, tier_fields
+from tests.fakes import FakeIndex, FakeQueue, chained_deps, ingest_records
 
 REF = PackageRef("t1", "notes")
 
@@ -30,7 +30,7 @@ def deps():
         memory("rom-1", title="Portable lesson"),
         memory("save-1", title="Local lesson", **tier_fields(False)),
     ]
-    ingest.ingest_bundle(d, "t1", "notes", "agent", json.dumps(bundle(records)).encode())
+    ingest_records(d, REF, *records)
     return d
 
 
@@ -59,7 +59,7 @@ def test_field_learned_records_are_exported_only_when_asked(deps) -> None:
 
 def test_a_repo_id_in_portable_text_blocks_the_export_and_nothing_is_stored(deps) -> None:
     leak = memory("rom-2", title="Mentions the repo", summary=f"see {FIELD_REPO} for the fix")
-    ingest.ingest_bundle(deps, "t1", "notes", "agent", json.dumps(bundle([leak])).encode())
+    ingest_records(deps, REF, leak)
     with pytest.raises(ServiceError) as info:
         cartridges.request_export(deps, "t1", "notes", "a")
     assert (info.value.status, info.value.code) == (422, "blocked")

@@ -3,32 +3,22 @@ stored cartridges, tells the search index, and answers a repeat with the first f
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from acx.core import forgetting
 from acx.core.package import PackageRef
 from acx.core.rows import LogRow
-from acx.usecases import forget, ingest
+from acx.usecases import forget
 from acx.usecases.errors import ServiceError
-from tests.factories import bundle, memory, tier_fields
-from tests.fakes import FakeIndex, chained_deps
+from tests.factories import note, tier_fields
+from tests.fakes import FakeIndex, chained_deps, ingest_records
 
 REF = PackageRef("t1", "notes")
 SECRET_TEXT = "Rotate the staging root password monthly"
 
 
-def note(rid: str, title: str, **changes: object) -> dict:
-    return memory(
-        rid, title=title, summary=" ".join(f"{w}{i}" for i, w in enumerate(title.split() * 3)), **changes
-    )
-
-
 def put(deps, *records: dict, **extra: object) -> str:
-    out = ingest.ingest_bundle(
-        deps, "t1", "notes", "agent", json.dumps(bundle(list(records), **extra)).encode()
-    )
+    out = ingest_records(deps, REF, *records, **extra)
     assert out.bundle is not None
     return out.bundle
 

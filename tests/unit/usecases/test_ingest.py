@@ -15,7 +15,7 @@ from acx.core.package import PackageRef
 from acx.usecases import forget as forget_uc
 from acx.usecases import ingest
 from acx.usecases.errors import ServiceError
-from tests.factories import bundle, memory, tier_fields
+from tests.factories import bundle_json, memory, note, tier_fields
 from tests.fakes import FakeIndex, chained_deps
 
 REF = PackageRef("t1", "notes")
@@ -29,15 +29,8 @@ def deps():
     return d
 
 
-def note(rid: str, text: str, **changes: object) -> dict:
-    """A record whose title and summary are its own (unrelated notes must not be near copies)."""
-    return memory(
-        rid, title=text, summary=" ".join(f"{w}-{i}" for i, w in enumerate(text.split() * 4)), **changes
-    )
-
-
 def body(*records: dict, **extra: object) -> bytes:
-    return json.dumps(bundle(list(records), **extra)).encode()
+    return bundle_json(list(records), **extra)
 
 
 def nothing_written(deps) -> bool:

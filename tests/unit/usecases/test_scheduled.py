@@ -9,23 +9,18 @@ import json
 import pytest
 
 from acx.core.package import PackageRef
-from acx.usecases import ingest, scheduled, search
+from acx.usecases import scheduled, search
 from acx.usecases.errors import ServiceError
-from tests.factories import bundle, memory
-from tests.fakes import FakeAlarms, FakeIndexStore, chained_deps
+from tests.factories import memory
+from tests.fakes import FakeAlarms, chained_deps, ingest_records
 
 REF = PackageRef("t1", "notes")
 OTHER = PackageRef("t2", "logs")
 
 
 @pytest.fixture
-def deps(monkeypatch):
+def deps(fake_search_index):
     d = chained_deps()
-    stores: dict[int, FakeIndexStore] = {}
-    monkeypatch.setattr(
-        search, "_store", lambda deps: stores.setdefault(id(deps.data), FakeIndexStore(deps.data))
-    )
-    monkeypatch.setattr(search, "CACHE", search.IndexCache())
     d.alarm_topic = FakeAlarms()  # type: ignore[assignment]
     for ref in (REF, OTHER):
         put(d, ref, memory("a", title=f"lesson of {ref.package}", summary="the secret plan"))
@@ -33,7 +28,7 @@ def deps(monkeypatch):
 
 
 def put(deps, ref: PackageRef, *records: dict) -> None:
-    ingest.ingest_bundle(deps, ref.tenant, ref.package, "agent", json.dumps(bundle(list(records))).encode())
+    ingest_records(deps, ref, *records)
 
 
 def report(deps, out: dict) -> dict:

@@ -6,15 +6,13 @@ replaced: the use case builds its store from ``deps.data`` itself, see the repor
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from acx.core.package import PackageRef
-from acx.usecases import forget, ingest, search
+from acx.usecases import forget, search
 from acx.usecases.errors import ServiceError
-from tests.factories import bundle, memory
-from tests.fakes import FakeIndexStore, chained_deps
+from tests.factories import memory
+from tests.fakes import chained_deps, ingest_records
 
 REF = PackageRef("t1", "notes")
 NOTES = {
@@ -25,19 +23,14 @@ NOTES = {
 
 
 @pytest.fixture
-def deps(monkeypatch):
+def deps(fake_search_index):
     d = chained_deps()
-    stores: dict[int, FakeIndexStore] = {}
-    monkeypatch.setattr(
-        search, "_store", lambda deps: stores.setdefault(id(deps.data), FakeIndexStore(deps.data))
-    )
-    monkeypatch.setattr(search, "CACHE", search.IndexCache())
     put(d, *(memory(rid, title=t, summary=s) for rid, (t, s) in NOTES.items()))
     return d
 
 
 def put(deps, *records: dict) -> None:
-    ingest.ingest_bundle(deps, "t1", "notes", "agent", json.dumps(bundle(list(records))).encode())
+    ingest_records(deps, REF, *records)
 
 
 def ids(deps, q: str, **kw: object) -> list[str]:
