@@ -93,22 +93,12 @@ class Meter:
 
 
 def make_record(i: int, rnd: random.Random) -> dict[str, Any]:
+    from bench.common import portable_record
+
     summary = " ".join(rnd.choice(WORDS) for _ in range(110))
-    return {
-        "id": f"rec-{i:06d}",
-        "title": f"lesson {i}: " + " ".join(rnd.choice(WORDS) for _ in range(6)),
-        "summary": summary,
-        "sourceType": "incident",
-        "repoId": None,
-        "repoLabel": "portable-core",
-        "projectLabel": "portable-core",
-        "timestamp": "2025-06-01T12:00:00Z",
-        "impact": "neutral",
-        "xpAwarded": i % 50,
-        "tags": sorted({rnd.choice(WORDS) for _ in range(3)}),
-        "portable": True,
-        "codebaseFingerprint": None,
-    }
+    title = f"lesson {i}: " + " ".join(rnd.choice(WORDS) for _ in range(6))
+    tags = sorted({rnd.choice(WORDS) for _ in range(3)})
+    return portable_record(f"rec-{i:06d}", title, summary, i % 50, tags)
 
 
 def _setup(row_shards: int | None = None) -> tuple[Any, Any, Any]:
