@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from acx.core.package import PackageRef
+from acx.core.rows import RecordWrite
 from acx.usecases import forget, search
 from acx.usecases.errors import ServiceError
 from tests.factories import memory
@@ -122,3 +123,11 @@ def test_a_query_search_cannot_run_is_400_naming_the_parameter(kwargs, path) -> 
 def test_a_valid_query_keeps_its_values() -> None:
     assert search.parse_query("x", "7", "rom", "ops") == search.SearchQuery(q="x", k=7, tier="rom", tag="ops")
     assert search.parse_query("x").k == search.DEFAULT_K
+
+
+def test_a_memory_forgotten_while_its_ingest_indexed_it_is_taken_out_again(deps) -> None:
+    race = memory("race-7Qx", title="Quarterly vendor escalation", summary="Escalate to the vendor hotline")
+    deps.log.append(REF, "agent", [RecordWrite(race, "slot-race")])
+    deps.log.forget(REF, "ops", record_id="race-7Qx")  # lands before the ingest's index hook runs
+    search.SearchIndexer(deps).indexed("t1", "notes", [race], {}, new_package=False)
+    assert b"race-7Qx" not in index_bytes(deps) and b"escal" not in index_bytes(deps)

@@ -149,3 +149,10 @@ def test_verify_all_covers_every_package(log) -> None:
     results = verify_all(log, PUBLISHER)
     assert [(r.tenant, r.package, r.status) for r in results] == [("t1", "notes", "ok"), ("t2", "x", "ok")]
     assert results[0].to_dict()["orphanCount"] == 0 and "first_bad_seq" not in results[0].to_dict()
+
+
+def test_a_checkpoint_older_than_the_witnessed_one_is_a_rollback(log) -> None:
+    verify_package(log, REF, PUBLISHER)  # witnesses size 4
+    cps = log.checkpoints.by_size[REF]
+    cps[4] = cps[3]  # an attacker serves the older (validly signed) checkpoint
+    assert verify_package(log, REF, PUBLISHER).reason == "checkpoint-rollback"
