@@ -198,7 +198,7 @@ def _hottest_key(store: Any, meter: Meter, records: list[dict[str, Any]], quick:
     fast any writer can land the rows; the figure is seconds at that limit for 100,000 records."""
     from acx.adapters.log_store import LogStore
 
-    one = LogStore(store.dynamo.client, _settings(), store.sign, store.verifier_key, row_shards=1)
+    one = LogStore(store.dynamo.client, _settings(), store.committer.sign, store.verifier_key, row_shards=1)
     n = len(records)
     hottest = {}
     for name, target in (("sharded", store), ("one-key", one)):
