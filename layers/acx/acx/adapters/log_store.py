@@ -18,16 +18,15 @@ from typing import Any
 
 from acx.adapters.dynamo import BARRIER, Contention, CorruptStore, Dynamo, LogStoreError, RowsIncomplete
 from acx.adapters.log_commit import Committer, Prepared, StoreRefused
-from acx.adapters.log_receipts import CheckpointStore, NotFound, ReceiptStore
-from acx.adapters.log_rows import DEFAULT_ROW_SHARDS, Request, RowStore, ShardLayout, Tombstones, prepare
+from acx.adapters.log_receipts import CheckpointStore, ReceiptStore
+from acx.adapters.log_rows import DEFAULT_ROW_SHARDS, Request, RowStore, ShardLayout, prepare
 from acx.adapters.log_sequencer import HeadState, LeaseExpired, PackageLocked, Sequencer
 from acx.config import Settings
-from acx.core import forgetting
 from acx.core import log as logcore
 from acx.core.append import AppendPlan, EntrySpec, LogHead
 from acx.core.checkpoint import Checkpoint
 from acx.core.package import PackageRef
-from acx.core.rows import FileRow, FileWrite, LogRow, RecordWrite
+from acx.core.rows import Conflict, FileRow, FileWrite, Forgotten, LogRow, NotFound, RecordWrite, Tombstones
 
 MAX_ENTRIES_PER_OPERATION = 6000  # several receipt items, one transaction, far below 4 MB
 
@@ -46,19 +45,6 @@ __all__ = [
     "RowsIncomplete",
     "StoreRefused",
 ]
-
-
-class Conflict(LogStoreError):
-    """Another writer changed a row the caller based its merge on: re-read, re-merge, retry."""
-
-
-class Forgotten(LogStoreError):
-    """A tombstone refuses part of the operation (checked under the lease, in the commit)."""
-
-    def __init__(self, hits: list[forgetting.Hit], files: list[str] | None = None) -> None:
-        super().__init__(f"{len(hits)} record(s) and {len(files or [])} file(s) were forgotten")
-        self.hits = hits
-        self.files = files or []
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,11 @@ from collections.abc import Iterable, Set
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from acx.adapters.log_store import Conflict, Forgotten
 from acx.core import forgetting
 from acx.core.bundle import BundleError, Limits, parse_bundle, parse_bundle_stream
 from acx.core.merge import MergeConflict, merge_into, slot_keys
 from acx.core.package import PackageRef
-from acx.core.rows import FileWrite, LogRow, Lookup, RecordWrite
+from acx.core.rows import Conflict, FileWrite, Forgotten, LogRow, Lookup, RecordWrite
 from acx.core.scrub import ScrubReport, scan_bundle
 from acx.observability import logger
 from acx.usecases.deps import Deps
