@@ -27,6 +27,8 @@ from typing import Any
 from bench.common import bundle_bytes, generate_records
 from bench.stack import _Api, _expect
 
+TARGET_N = 100_000
+TARGET_S = 120.0
 NOTE = "local stack, moto in-process, durable data dir (journal + fdatasync)"
 
 
@@ -86,7 +88,7 @@ def _fsync_ms(directory: Path, count: int = 200) -> float:
 def run(quick: bool) -> list[dict[str, Any]]:
     from acx.local.stack import LocalStack
 
-    n = 10_000 if quick else 100_000
+    n = int(os.environ.get("ACX_BENCH_STACK_RECORDS") or (10_000 if quick else TARGET_N))
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="acx-bench-ingest-") as tmp:
         data = Path(tmp) / "data"
