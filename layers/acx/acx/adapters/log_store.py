@@ -179,6 +179,12 @@ class LogStore:
     def log_head(self, ref: PackageRef) -> LogHead:
         return self.sequencer.read(ref).log
 
+    def may_have_tombstones(self, ref: PackageRef) -> bool:
+        """Whether a forget was ever claimed here (or it is unknown): an advisory read before the
+        lease, so a caller can prepare its tombstone check's probes; the check itself decides on the
+        head read under the lease (a forget claimed in between is caught there)."""
+        return self.sequencer.read(ref).may_have_tombstones
+
     def entries(self, ref: PackageRef, start: int = 0, end: int | None = None) -> Iterator[logcore.Entry]:
         return self.receipts.entries(ref, start, end)
 
