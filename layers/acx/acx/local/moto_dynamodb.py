@@ -20,8 +20,8 @@ Two more costs measured with py-spy on a 10,000-record presigned ingest (docs/LO
 
 - moto 5 parses every request body by walking botocore's shape model (``parse_parameters``: ~10% of
   the whole ingest). DynamoDB's JSON protocol needs only one conversion, base64 ``B``/``BS``
-  attribute values to bytes, so :func:`_parse_parameters` does ``json.loads`` plus that walk, and
-  gives the same dict (pinned by tests/integration/test_moto_dynamodb.py).
+  attribute values to bytes, so :func:`_parse_parameters` does ``json.loads`` with that conversion
+  as its object hook, and gives the same dict (pinned by tests/integration/test_moto_dynamodb.py).
 - ``LimitedSizeDict.__setitem__`` re-sums the size of the whole item for every attribute it sets
   (quadratic in the attribute count); :func:`_item_init` sums once and raises the same
   ``ItemSizeTooLarge`` past the same 405,000 bytes.
@@ -68,19 +68,23 @@ def install() -> None:
     _INSTALLED = True
 
 
-def _attribute_values(value: Any) -> Any:
-    """Decode base64 binaries inside any structure of DynamoDB JSON, as botocore's shape parser does."""
-    if isinstance(value, dict):
-        if len(value) == 1:
-            ((tag, inner),) = value.items()
-            if tag == "B" and isinstance(inner, str):
-                return {"B": base64.b64decode(inner)}
-            if tag == "BS" and isinstance(inner, list) and all(isinstance(v, str) for v in inner):
-                return {"BS": [base64.b64decode(v) for v in inner]}
-        return {k: _attribute_values(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_attribute_values(v) for v in value]
+def _binary(value: dict[str, Any]) -> Any:
+    """``json.loads`` object hook: base64 ``B``/``BS`` attribute values to bytes, as botocore's shape
+    parser does, one object at a time from inside the C decoder (2-3x less CPU than walking the
+    parsed tree afterwards, measured on 25-row batches and 100-key reads)."""
+    if len(value) == 1:
+        inner = value.get("B")
+        if isinstance(inner, str):
+            return {"B": base64.b64decode(inner)}
+        inner = value.get("BS")
+        if isinstance(inner, list) and all(isinstance(v, str) for v in inner):
+            return {"BS": [base64.b64decode(v) for v in inner]}
     return value
+
+
+def _loads(body: bytes | str) -> Any:
+    """A DynamoDB JSON request body as moto's shape parser gives it (base64 binaries decoded)."""
+    return json.loads(body, object_hook=_binary)
 
 
 def _parse_parameters(self: Any, request: Any) -> None:
@@ -88,7 +92,7 @@ def _parse_parameters(self: Any, request: Any) -> None:
     if not body:
         self.params = {}
         return
-    self.params = _attribute_values(json.loads(body))
+    self.params = _loads(body)
 
 
 def _contains_duplicates(self: Any, keys: list[Any]) -> bool:
@@ -423,7 +427,7 @@ def call(headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], byt
     if not action or method is None or action not in _ACTIONS:
         raise NotImplementedError(f"The {action or target!r} action has not been implemented")
     try:
-        params = _attribute_values(json.loads(body)) if body else {}
+        params = _loads(body) if body else {}
     except ValueError:
         params = None
     if not isinstance(params, dict):
