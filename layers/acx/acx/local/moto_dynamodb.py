@@ -170,7 +170,7 @@ def _batch_write_item(self: Any) -> Any:
         size = _attributes_size(attrs)
         if kind == "PutRequest" and size > MAX_ITEM_BYTES:
             raise MockValidationException(_ITEM_TOO_LARGE)
-        marker = (table_name, json.dumps({n: attrs[n] for n in names}, sort_keys=True, default=repr))
+        marker = (table_name, _key_marker({n: attrs[n] for n in names}))
         if marker in seen:
             raise MockValidationException("Provided list of item keys contains duplicates")
         seen.add(marker)
@@ -198,9 +198,13 @@ def _item_init(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) 
 
     self.hash_key = hash_key
     self.range_key = range_key
-    values = {key: DynamoType(value) for key, value in attrs.items()}
-    if sum(bytesize(key) + value.size() for key, value in values.items()) > 405000:
+    size = sum(
+        bytesize(key) + (_value_size(value) if isinstance(value, dict) else DynamoType(value).size())
+        for key, value in attrs.items()
+    )
+    if size > 405000:
         raise ItemSizeTooLarge
+    values = {key: DynamoType(value) for key, value in attrs.items()}
     self.attrs = LimitedSizeDict(values)  # dict.update: no per-key re-sum
 
 
