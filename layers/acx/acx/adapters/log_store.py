@@ -165,6 +165,12 @@ class LogStore:
     def log_head(self, ref: PackageRef) -> LogHead:
         return self.sequencer.read(ref).log
 
+    def may_have_tombstones(self, ref: PackageRef) -> bool:
+        """Whether a forget was ever claimed here (or it is unknown): an advisory read before the
+        lease, so a caller can prepare its tombstone check's probes; the check itself decides on the
+        head read under the lease (a forget claimed in between is caught there)."""
+        return self.sequencer.read(ref).may_have_tombstones
+
     def entries(self, ref: PackageRef, start: int = 0, end: int | None = None) -> Iterator[logcore.Entry]:
         return self.receipts.entries(ref, start, end)
 
@@ -209,7 +215,9 @@ class LogStore:
         ``retired``: ids whose rows are removed because a survivor absorbed them. ``expected``: id ->
         seq seen at lookup (None = absent); ``expected_slots``: slot -> record id its index item named
         (None = absent); any difference raises :class:`Conflict` before the receipt is written.
-        ``guard`` runs under the lease before the claim (the tombstone check). Operations over
+        ``guard`` runs under the lease before the claim (the tombstone check), unless the head read
+        under that lease proves no forget was ever claimed here (tombstones are only written after a
+        forget's claim, which flags the head in its transaction). Operations over
         ``MAX_ENTRIES_PER_OPERATION`` are split in several.
         """
         if not writes and not files:
@@ -236,8 +244,8 @@ class LogStore:
                 if lo == 0:  # the checks and the guard run once, under the first part's lease
                     if not self.rows.unchanged(ref, expected or {}, expected_slots or {}):
                         raise Conflict("a row changed since it was read")
-                    if guard is not None:
-                        guard()
+                    if guard is not None and head.may_have_tombstones:
+                        guard()  # skipped only when the head proves no forget ever claimed here
 
                 def requests(entries: list[logcore.Entry]) -> Iterable[Request]:
                     return self.rows.write_requests(ref, entries, rows, by_file, retired if lo == 0 else ())
