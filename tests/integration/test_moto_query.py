@@ -119,6 +119,20 @@ QUERIES: list[dict[str, Any]] = [
     },
     {**_key("r#"), "Select": "COUNT"},
     {**_key("r#"), "ProjectionExpression": "#s, b", "Limit": 3},
+    {**_key("r#"), "ProjectionExpression": "#s, m.k, l[0]", "Limit": 3},  # document paths: moto's own
+    {  # the listing's shape (RowStore.list_active): filter on a state, project names, lists, maps, sets
+        **_key("r#"),
+        "Limit": 4,
+        "FilterExpression": "(attribute_not_exists(#st) OR #st <> :g) AND contains(l, :x)",
+        "ProjectionExpression": "#s, b, #st, l, m, n, absent",
+        "ExpressionAttributeNames": {"#p": "pk", "#s": "sk", "#st": "state"},
+        "ExpressionAttributeValues": {
+            ":p": {"S": "p"},
+            ":s": {"S": "r#"},
+            ":g": {"S": "tombstoned"},
+            ":x": {"S": "x"},
+        },
+    },
     {**_key("r#"), "Limit": 2, "ReturnConsumedCapacity": "TOTAL"},
 ]
 

@@ -122,13 +122,20 @@ def compress(record: dict[str, Any], canonical_json: bytes | None = None) -> byt
 
 
 def decompress(body: bytes) -> dict[str, Any]:
+    return decompress_with_json(body)[0]
+
+
+def decompress_with_json(body: bytes) -> tuple[dict[str, Any], bytes]:
+    """The row body's record and its stored canonical JSON bytes (parsed strictly: a body that is not
+    a JSON object raises :class:`CorruptStore`, so the bytes are known to be one)."""
     try:
-        value = canonical.loads(zlib.decompress(body))
+        raw = zlib.decompress(body)
+        value = canonical.loads(raw)
     except (zlib.error, canonical.CanonicalError) as exc:
         raise CorruptStore(f"row body does not decode: {exc}") from None
     if not isinstance(value, dict):
         raise CorruptStore("row body is not a JSON object")
-    return value
+    return value, raw
 
 
 class Dynamo:

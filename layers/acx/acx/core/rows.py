@@ -72,6 +72,20 @@ class LogRow:
 
 
 @dataclass(frozen=True)
+class ListedRecord:
+    """An active memory as a listing page reads it: its id, the record, and the record's stored
+    canonical JSON (RFC 8785 UTF-8 bytes, what a page sends without serialising the record again)."""
+
+    id: str
+    record: dict[str, Any]
+    canonical: bytes
+
+    @property
+    def key(self) -> str:
+        return f"r#{self.id}"
+
+
+@dataclass(frozen=True)
 class FileRow:
     """A knowledge or skill file row: ``content`` is None once forgotten."""
 
