@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acx.config import Settings
+from acx.core.canonical import dumps_record
 from acx.core.package import PackageRef
 from acx.core.records import zone_for
-from acx.core.canonical import dumps_record
 from acx.core.rows import ListedRecord, LogRow
 from acx.usecases.deps import Deps
 
@@ -76,7 +76,7 @@ class FakeRows:
             if row.state != "active" or (zone and row.zone != zone) or (tag and tag not in row.tags):
                 continue
             assert row.record is not None
-            out.append(ListedRecord(rid, row.record, dumps_record(row.record)))
+            out.append(ListedRecord(rid, dumps_record(row.record)))
             if len(out) >= limit:
                 return out, base64.urlsafe_b64encode(f"r#{rid}".encode()).decode()
         return out, None

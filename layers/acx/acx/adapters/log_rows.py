@@ -33,7 +33,7 @@ from acx.adapters.dynamo import (
     Dynamo,
     compress,
     decompress,
-    decompress_with_json,
+    inflate,
     key,
     to_item,
 )
@@ -325,12 +325,13 @@ class RowStore:
         limit: int = 50,
         cursor: str | None = None,
     ) -> tuple[list[ListedRecord], str | None]:
-        """A page of active records in id order; the cursor is opaque (base64 of the last row key).
+        """A page of active records in id order, each as its stored canonical JSON; the cursor is
+        opaque (base64 of the last row key).
 
-        The Query filters on the row's state (and zone, tag) and projects the sort key and the body
-        only: tombstoned and filtered-out rows are read (DynamoDB bills a Query on the items it reads,
-        before the filter and whatever the projection) but not sent, and the client parses two
-        attributes per item instead of fifteen (three: the state too). A forgotten row is ``tombstoned`` with its body
+        The Query filters out tombstoned rows (and other zones and tags) and projects the sort key,
+        the state and the body only: filtered rows are read (DynamoDB bills a Query on the items it
+        reads, before the filter and whatever the projection) but not sent, and the client parses
+        three attributes per item instead of fifteen. A forgotten row is ``tombstoned`` with its body
         removed before the forget answers, so it never passes the filter."""
         if limit < 1:
             raise ValueError("limit must be >= 1")
@@ -376,8 +377,7 @@ class RowStore:
                 raise CorruptStore(f"row {item.get('sk')} has unknown state")
             if not isinstance(body, bytes):
                 raise CorruptStore(f"active row {item.get('sk')} has no body")
-            record, raw = decompress_with_json(body)
-            out.append(ListedRecord(item["sk"][2:], record, raw))
+            out.append(ListedRecord(item["sk"][2:], inflate(body)))
             if len(out) >= limit:
                 return out, base64.urlsafe_b64encode(item["sk"].encode()).decode()
         return out, None
