@@ -226,3 +226,26 @@ def test_partitions_keep_their_order_across_changes() -> None:
     part.pop(DynamoType({"S": "b"}))
     part[DynamoType({"S": "0"})] = "new"
     assert part.ordered()[1] == ["0", "a", "c"]  # type: ignore[index]
+
+
+def test_item_sizes_are_motos_own(ddb: Any) -> None:
+    """The 1 MB page limit adds up item sizes: moto_query.item_bytes must count as Item.size() does."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+
+    _fill(ddb)
+    odd = {
+        "s": {"S": "日本 🚀 é"},
+        "e": {"S": ""},
+        "ns": {"NS": ["1", "2.50", "-3e4"]},
+        "bs": {"BS": [b"\x00\x01", b"\xff"]},
+        "ss": {"SS": ["ä", "b"]},
+        "nested": {"M": {"ü": {"L": [{"N": "12"}, {"M": {"x": {"BOOL": False}}}, {"NULL": True}]}}},
+        "ü-name": {"B": b"\x00" * 7},
+    }
+    ddb.put_item(TableName="t", Item=_item("p", "r#odd", **odd))
+    table = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].get_table("t")
+    items = [item for partition in table.items.values() for item in partition.values()]
+    assert len(items) == 2 * len(SKS) + 1
+    for item in items:
+        assert moto_query.item_bytes(item) == item.size(), item.range_key

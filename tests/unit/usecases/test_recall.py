@@ -82,3 +82,27 @@ def test_an_unknown_package_is_404_not_an_empty_page(deps) -> None:
     with pytest.raises(ServiceError) as info:
         recall.recall(deps, "t1", "nope")
     assert info.value.status == 404
+
+
+def test_the_answer_splices_each_records_stored_json_and_parses_to_the_same_values(deps) -> None:
+    import json
+
+    odd = memory("m-7", summary='日本 🚀 é "quoted" \\ \u2028 tab\t', xpAwarded=2.5, tags=["ünï"])
+    deps.log.rows.put(REF, odd)
+    page = recall.recall_page(deps, "t1", "notes", limit=100)
+    body = page.to_json()
+    assert json.loads(body) == page.to_dict() == recall.recall(deps, "t1", "notes", limit=100)
+    assert set(json.loads(body)) == {"advisory", "corrupt", "records", "nextCursor"}  # RecallPage's keys
+    assert [r["id"] for r in json.loads(body)["records"]][-1] == "m-7"
+    for row in page.records:
+        assert row.canonical.decode() in body  # as stored, not serialised again
+    more = recall.recall_page(deps, "t1", "notes", limit=2)
+    assert json.loads(more.to_json())["nextCursor"] == more.next_cursor is not None
+
+
+def test_a_record_whose_stored_json_does_not_parse_strictly_makes_the_page_corrupt() -> None:
+    from acx.core.rows import ListedRecord
+
+    dup = ListedRecord("m-1", b'{"id":"m-1","id":"m-2"}')  # well-formed JSON, refused by the strict parser
+    page = recall.Page([dup], None)
+    assert page.to_dict() == {"advisory": recall.ADVISORY, "corrupt": True, "records": [], "nextCursor": None}

@@ -102,7 +102,7 @@ def recall_page(
             )
             for i, row in enumerate(rows):
                 records.append(row)
-                used += len(row.canonical) + 1  # its bytes in the answer, and a comma
+                used += len(row.canonical)  # its bytes in the answer, as sent
                 if used >= PAGE_BYTES and i < len(rows) - 1:  # full inside the chunk: stop after it
                     cursor = deps.log.rows.cursor_after(row)
                     break
