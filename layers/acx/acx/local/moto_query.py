@@ -271,6 +271,8 @@ def item_bytes(item: Any) -> int:
             total += size + (len(v) if v.isascii() else len(v.encode("utf-8")))
         elif kind == "B" and isinstance(v, bytes):
             total += size + len(v)
+        elif kind == "L" and all(x.type == "S" for x in v):  # a row's tags and history lists
+            total += size + sum(len(x.value) if x.value.isascii() else len(x.value.encode("utf-8")) for x in v)
         else:
             total += size + _value_bytes(value)
     return total
