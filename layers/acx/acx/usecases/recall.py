@@ -29,6 +29,14 @@ PAGE_BYTES = 3 * 1024 * 1024
 READ_CHUNK = 1000
 
 
+def _weight(canonical: bytes) -> int:
+    """What a record counts against :data:`PAGE_BYTES`: its bytes in the answer (sent as stored), or
+    three times that when they are not all ASCII. Lambda writes the handler's result as JSON with
+    non-ASCII characters escaped, so a 2-byte UTF-8 character may take 6 bytes of the 6 MB response
+    limit; the stored bytes are sent raw, where the old per-record ``json.dumps`` sent them escaped."""
+    return len(canonical) if canonical.isascii() else 3 * len(canonical)
+
+
 @dataclass(frozen=True)
 class Page:
     """One page of a listing: the active records (each with its stored canonical JSON), the cursor
@@ -102,7 +110,7 @@ def recall_page(
             )
             for i, row in enumerate(rows):
                 records.append(row)
-                used += len(row.canonical)  # its bytes in the answer, as sent
+                used += _weight(row.canonical)
                 if used >= PAGE_BYTES and i < len(rows) - 1:  # full inside the chunk: stop after it
                     cursor = deps.log.rows.cursor_after(row)
                     break
