@@ -272,7 +272,9 @@ def item_bytes(item: Any) -> int:
         elif kind == "B" and isinstance(v, bytes):
             total += size + len(v)
         elif kind == "L" and all(x.type == "S" for x in v):  # a row's tags and history lists
-            total += size + sum(len(x.value) if x.value.isascii() else len(x.value.encode("utf-8")) for x in v)
+            total += size + sum(
+                len(x.value) if x.value.isascii() else len(x.value.encode("utf-8")) for x in v
+            )
         else:
             total += size + _value_bytes(value)
     return total
@@ -306,7 +308,7 @@ def _project(item: Any, projection: list[list[str]]) -> Any:
         return item.project(projection)
     from moto.dynamodb.models.dynamo_type import Item
 
-    out = Item.__new__(Item)
+    out: Any = Item.__new__(Item)
     out.hash_key, out.range_key = item.hash_key, item.range_key
     attrs = item.attrs
     out.attrs = {path[0]: attrs[path[0]] for path in projection if path[0] in attrs}
