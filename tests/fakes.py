@@ -22,12 +22,23 @@ from acx.config import Settings
 from acx.core import forgetting, merkle
 from acx.core import log as logcore
 from acx.core.append import AppendPlan, EntrySpec, LogHead, plan_append
+from acx.core.canonical import dumps_record
 from acx.core.checkpoint import NoteSigner
 from acx.core.faults import Locked
 from acx.core.log import Entry
 from acx.core.package import PackageRef
 from acx.core.records import zone_for
-from acx.core.rows import Conflict, FileRow, FileWrite, LogRow, Lookup, NotFound, RecordWrite, Tombstones
+from acx.core.rows import (
+    Conflict,
+    FileRow,
+    FileWrite,
+    ListedRecord,
+    LogRow,
+    Lookup,
+    NotFound,
+    RecordWrite,
+    Tombstones,
+)
 from acx.core.signing import LocalEd25519Signer
 from acx.usecases import ingest
 from acx.usecases.deps import Deps
@@ -79,24 +90,25 @@ class FakeRows:
         tag: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
-    ) -> tuple[list[LogRow], str | None]:
+    ) -> tuple[list[ListedRecord], str | None]:
         start = base64.urlsafe_b64decode(cursor.encode()).decode() if cursor else None
         if start is not None and not start.startswith("r#"):
             raise ValueError("invalid cursor")
-        out: list[LogRow] = []
+        out: list[ListedRecord] = []
         for rid in sorted(self.by_package.get(ref, {})):
             if start is not None and f"r#{rid}" <= start:
                 continue
             row = self.by_package[ref][rid]
             if row.state != "active" or (zone and row.zone != zone) or (tag and tag not in row.tags):
                 continue
-            out.append(row)
+            assert row.record is not None
+            out.append(ListedRecord(rid, dumps_record(row.record)))
             if len(out) >= limit:
                 return out, base64.urlsafe_b64encode(f"r#{rid}".encode()).decode()
         return out, None
 
     @staticmethod
-    def cursor_after(row: LogRow) -> str:
+    def cursor_after(row: LogRow | ListedRecord) -> str:
         return base64.urlsafe_b64encode(row.key.encode()).decode()
 
 

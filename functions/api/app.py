@@ -251,11 +251,13 @@ def get_memories(
     tag: Annotated[str | None, Query(max_length=c.MAX_TAG)] = None,
     limit: Annotated[int, Query(ge=1, le=c.RECALL_MAX_LIMIT)] = c.RECALL_DEFAULT_LIMIT,
     cursor: Cursor = None,
-) -> dict[str, Any]:
-    from acx.usecases.recall import recall
+):
+    """A page as its stored canonical JSON (``Page.to_json``: records are not serialised again)."""
+    from acx.usecases.recall import recall_page
 
     principal = _caller(c.SCOPE_READ, pkg)
-    return recall(_deps(), principal.tenant, pkg, tier=tier, tag=tag, limit=limit, cursor=cursor)
+    page = recall_page(_deps(), principal.tenant, pkg, tier=tier, tag=tag, limit=limit, cursor=cursor)
+    return Response(200, "application/json", page.to_json())
 
 
 @app.get("/v1/packages/<pkg>/memories/search")

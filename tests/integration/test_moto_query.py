@@ -119,8 +119,35 @@ QUERIES: list[dict[str, Any]] = [
     },
     {**_key("r#"), "Select": "COUNT"},
     {**_key("r#"), "ProjectionExpression": "#s, b", "Limit": 3},
+    {**_key("r#"), "ProjectionExpression": "#s, m.k, l[0]", "Limit": 3},  # document paths: moto's own
+    {  # the listing's shape (RowStore.list_active): filter on a state, project names, lists, maps, sets
+        **_key("r#"),
+        "Limit": 4,
+        "FilterExpression": "(attribute_not_exists(#st) OR #st <> :g) AND contains(l, :x)",
+        "ProjectionExpression": "#s, b, #st, l, m, n, absent",
+        "ExpressionAttributeNames": {"#p": "pk", "#s": "sk", "#st": "state"},
+        "ExpressionAttributeValues": {
+            ":p": {"S": "p"},
+            ":s": {"S": "r#"},
+            ":g": {"S": "tombstoned"},
+            ":x": {"S": "x"},
+        },
+    },
     {**_key("r#"), "Limit": 2, "ReturnConsumedCapacity": "TOTAL"},
 ]
+
+
+def _sets_sorted(value: Any) -> Any:
+    """``value`` with the members of every set (SS, NS, BS) sorted: a set has no order in DynamoDB,
+    and moto's own projection passes sets through a Python ``set`` (string hashing varies per process)."""
+    if isinstance(value, dict):
+        return {
+            k: sorted(v) if k in ("SS", "NS", "BS") and isinstance(v, list) else _sets_sorted(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_sets_sorted(v) for v in value]
+    return value
 
 
 def _scenario() -> list[Any]:
@@ -130,7 +157,7 @@ def _scenario() -> list[Any]:
         client = boto3.client("dynamodb", region_name="us-east-1")
         _table(client)
         _fill(client)
-        out: list[Any] = [_all_pages(client, **q) for q in QUERIES]
+        out: list[Any] = [_sets_sorted(_all_pages(client, **q)) for q in QUERIES]
         first = client.query(TableName="t", **_key("r#"), Limit=2)
         client.put_item(TableName="t", Item=_item("p", "r#aa"))  # after the page: must be seen
         client.put_item(TableName="t", Item=_item("p", "r#0"))  # before it: must not be
@@ -199,3 +226,26 @@ def test_partitions_keep_their_order_across_changes() -> None:
     part.pop(DynamoType({"S": "b"}))
     part[DynamoType({"S": "0"})] = "new"
     assert part.ordered()[1] == ["0", "a", "c"]  # type: ignore[index]
+
+
+def test_item_sizes_are_motos_own(ddb: Any) -> None:
+    """The 1 MB page limit adds up item sizes: moto_query.item_bytes must count as Item.size() does."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+
+    _fill(ddb)
+    odd = {
+        "s": {"S": "日本 🚀 é"},
+        "e": {"S": ""},
+        "ns": {"NS": ["1", "2.50", "-3e4"]},
+        "bs": {"BS": [b"\x00\x01", b"\xff"]},
+        "ss": {"SS": ["ä", "b"]},
+        "nested": {"M": {"ü": {"L": [{"N": "12"}, {"M": {"x": {"BOOL": False}}}, {"NULL": True}]}}},
+        "ü-name": {"B": b"\x00" * 7},
+    }
+    ddb.put_item(TableName="t", Item=_item("p", "r#odd", **odd))
+    table = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].get_table("t")
+    items = [item for partition in table.items.values() for item in partition.values()]
+    assert len(items) == 2 * len(SKS) + 1
+    for item in items:
+        assert moto_query.item_bytes(item) == item.size(), item.range_key

@@ -82,3 +82,45 @@ def test_an_unknown_package_is_404_not_an_empty_page(deps) -> None:
     with pytest.raises(ServiceError) as info:
         recall.recall(deps, "t1", "nope")
     assert info.value.status == 404
+
+
+def test_the_answer_splices_each_records_stored_json_and_parses_to_the_same_values(deps) -> None:
+    import json
+
+    odd = memory("m-7", summary='日本 🚀 é "quoted" \\ \u2028 tab\t', xpAwarded=2.5, tags=["ünï"])
+    deps.log.rows.put(REF, odd)
+    page = recall.recall_page(deps, "t1", "notes", limit=100)
+    body = page.to_json()
+    assert json.loads(body) == page.to_dict() == recall.recall(deps, "t1", "notes", limit=100)
+    assert set(json.loads(body)) == {"advisory", "corrupt", "records", "nextCursor"}  # RecallPage's keys
+    assert [r["id"] for r in json.loads(body)["records"]][-1] == "m-7"
+    for row in page.records:
+        assert row.canonical.decode() in body  # as stored, not serialised again
+    more = recall.recall_page(deps, "t1", "notes", limit=2)
+    assert json.loads(more.to_json())["nextCursor"] == more.next_cursor is not None
+
+
+def test_a_record_whose_stored_json_does_not_parse_strictly_makes_the_page_corrupt() -> None:
+    from acx.core.rows import ListedRecord
+
+    dup = ListedRecord("m-1", b'{"id":"m-1","id":"m-2"}')  # well-formed JSON, refused by the strict parser
+    page = recall.Page([dup], None)
+    assert page.to_dict() == {"advisory": recall.ADVISORY, "corrupt": True, "records": [], "nextCursor": None}
+
+
+def test_non_ascii_records_count_three_times_their_bytes_against_the_page_budget(monkeypatch) -> None:
+    """Lambda escapes non-ASCII in its JSON result (a 2-byte character may take 6 bytes of the 6 MB
+    limit): the raw bytes a page splices in are weighed as their worst escaped size."""
+    from acx.core.canonical import dumps_record
+
+    d = fake_deps()
+    d.log.create(REF)
+    for i in range(6):
+        d.log.rows.put(REF, memory(f"a-{i}", summary="plain " + "x" * 200))
+        d.log.rows.put(REF, memory(f"b-{i}", summary="accent " + "é" * 100))
+    plain = len(dumps_record(memory("a-0", summary="plain " + "x" * 200)))
+    monkeypatch.setattr(recall, "PAGE_BYTES", 4 * plain)
+    first = recall.recall_page(d, "t1", "notes", limit=100)
+    assert [r.id for r in first.records] == ["a-0", "a-1", "a-2", "a-3"]  # ASCII: counted as sent
+    accented = recall.recall_page(d, "t1", "notes", limit=100, cursor="ciNhLTU=")  # after r#a-5
+    assert [r.id for r in accented.records] == ["b-0", "b-1"]  # 3 x ~300 bytes each: full after two

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import orjson
 from botocore.exceptions import ClientError
 
 from acx.core import canonical
@@ -129,6 +130,21 @@ def decompress(body: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise CorruptStore("row body is not a JSON object")
     return value
+
+
+def inflate(body: bytes) -> bytes:
+    """The row body's canonical JSON bytes, checked to be one well-formed JSON object (orjson, a few
+    microseconds per record: a listing forwards these bytes without parsing them into values;
+    ``canonical.loads`` stays the strict parse wherever a record is used as a value). Raises
+    :class:`CorruptStore` otherwise, so a mangled body is reported, never sent."""
+    try:
+        raw = zlib.decompress(body)
+        ok = raw[:1] == b"{" and isinstance(orjson.loads(raw), dict)
+    except (zlib.error, orjson.JSONDecodeError) as exc:
+        raise CorruptStore(f"row body does not decode: {exc}") from None
+    if not ok:
+        raise CorruptStore("row body is not a JSON object")
+    return raw
 
 
 class Dynamo:

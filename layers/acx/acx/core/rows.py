@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from acx.core.forgetting import Hit
@@ -106,6 +107,34 @@ class LogRow:
     @property
     def active(self) -> bool:
         return self.state == "active"
+
+
+@dataclass(frozen=True)
+class ListedRecord:
+    """An active memory as a listing page reads it: its id and its stored canonical JSON (RFC 8785
+    UTF-8 bytes of one JSON object, checked well-formed by the store), which a page sends as it is.
+
+    ``record`` parses those bytes strictly (:func:`acx.core.canonical.loads`) on first use, for the
+    callers that want the value: a listing that only forwards the page never parses it."""
+
+    id: str
+    canonical: bytes
+
+    @property
+    def key(self) -> str:
+        return f"r#{self.id}"
+
+    @cached_property
+    def record(self) -> dict[str, Any]:
+        from acx.core.canonical import CanonicalError, loads
+
+        try:
+            value = loads(self.canonical)
+        except CanonicalError as exc:
+            raise CorruptStore(f"row {self.key} does not decode: {exc}") from None
+        if not isinstance(value, dict):
+            raise CorruptStore(f"row {self.key} is not a JSON object")
+        return value
 
 
 @dataclass(frozen=True)

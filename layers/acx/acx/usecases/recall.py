@@ -10,13 +10,14 @@ fixed cost, and 100-row chunks made a full listing pay it ten times per page.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from acx.adapters.log_store import CorruptStore
 from acx.contract import ADVISORY as ADVISORY_TEXT
 from acx.contract import ERR_INVALID_CURSOR, ERR_INVALID_REQUEST, RECALL_MAX_LIMIT
 from acx.core.package import PackageRef
 from acx.core.records import ID_MAX_LENGTH, zone_for
+from acx.core.rows import CorruptStore, ListedRecord
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
 
@@ -28,9 +29,44 @@ PAGE_BYTES = 3 * 1024 * 1024
 READ_CHUNK = 1000
 
 
-def _size(record: Any) -> int:
-    """The record's size in the response body (same serialisation as the handler's)."""
-    return len(json.dumps(record, separators=(",", ":")))
+def _weight(canonical: bytes) -> int:
+    """What a record counts against :data:`PAGE_BYTES`: its bytes in the answer (sent as stored), or
+    three times that when they are not all ASCII. Lambda writes the handler's result as JSON with
+    non-ASCII characters escaped, so a 2-byte UTF-8 character may take 6 bytes of the 6 MB response
+    limit; the stored bytes are sent raw, where the old per-record ``json.dumps`` sent them escaped."""
+    return len(canonical) if canonical.isascii() else 3 * len(canonical)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a listing: the active records (each with its stored canonical JSON), the cursor
+    that continues after the last of them, and whether the store reported corruption."""
+
+    records: list[ListedRecord]
+    next_cursor: str | None
+    corrupt: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The answer as values (``contract.RecallPage``), for in-process callers."""
+        try:
+            records = [r.record for r in self.records]
+        except CorruptStore:
+            return {"advisory": ADVISORY, "corrupt": True, "records": [], "nextCursor": None}
+        return {
+            "advisory": ADVISORY,
+            "corrupt": self.corrupt,
+            "records": records,
+            "nextCursor": self.next_cursor,
+        }
+
+    def to_json(self) -> str:
+        """The answer's JSON, with each record's stored canonical bytes spliced in as they are: the
+        same values as ``json.dumps(self.to_dict())`` (canonical JSON parses to the record it was made
+        from), without parsing and serialising every record of the page again."""
+        head = json.dumps({"advisory": ADVISORY, "corrupt": self.corrupt}, separators=(",", ":"))[:-1]
+        records = b",".join(r.canonical for r in self.records).decode("utf-8")
+        cursor = json.dumps(self.next_cursor)
+        return f'{head},"records":[{records}],"nextCursor":{cursor}}}'
 
 
 def recall(
@@ -43,6 +79,20 @@ def recall(
     limit: int = 50,
     cursor: str | None = None,
 ) -> dict[str, Any]:
+    """:func:`recall_page` as values (the MCP server and in-process callers)."""
+    return recall_page(deps, tenant, package, tier=tier, tag=tag, limit=limit, cursor=cursor).to_dict()
+
+
+def recall_page(
+    deps: Deps,
+    tenant: str,
+    package: str,
+    *,
+    tier: str | None = None,
+    tag: str | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> Page:
     if tier not in (None, "rom", "save"):
         raise ServiceError(400, ERR_INVALID_REQUEST, "tier must be rom or save", "$.tier")
     if not 1 <= limit <= MAX_LIMIT:
@@ -51,7 +101,7 @@ def recall(
     ref = PackageRef(tenant, package)
     if not deps.log.package_exists(ref):
         raise not_found()
-    records: list[Any] = []
+    records: list[ListedRecord] = []
     used = 0
     try:
         while True:
@@ -59,20 +109,20 @@ def recall(
                 ref, zone=tier, tag=tag, limit=min(READ_CHUNK, limit - len(records)), cursor=cursor
             )
             for i, row in enumerate(rows):
-                records.append(row.record)
-                used += _size(row.record)
+                records.append(row)
+                used += _weight(row.canonical)
                 if used >= PAGE_BYTES and i < len(rows) - 1:  # full inside the chunk: stop after it
                     cursor = deps.log.rows.cursor_after(row)
                     break
             if cursor is None or len(records) >= limit or used >= PAGE_BYTES:
                 break
     except CorruptStore:
-        return {"advisory": ADVISORY, "corrupt": True, "records": [], "nextCursor": None}
+        return Page([], None, corrupt=True)
     except ValueError:
         raise ServiceError(
             400, ERR_INVALID_CURSOR, "cursor is not one this service issued", "$.cursor"
         ) from None
-    return {"advisory": ADVISORY, "corrupt": False, "records": records, "nextCursor": cursor}
+    return Page(records, cursor)
 
 
 def get_memory(deps: Deps, tenant: str, package: str, record_id: str) -> dict[str, Any]:
