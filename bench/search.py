@@ -330,17 +330,22 @@ def _http(endpoint: str, token: str, method: str, path: str, body: bytes | None 
 
 def _bulk_rows(stack: Any, tenant: str, package: str, records: list[dict[str, Any]]) -> None:
     """Rows of ``records`` written into the records table in the row format the log store reads
-    (active, compressed canonical body). Not a real ingest: no log entries or receipts (the API's
-    ingest of 100,000 records on moto takes tens of minutes on this machine); search reads only rows."""
+    (active, compressed canonical body), each on its row shard. Not a real ingest: no log entries or
+    receipts (the API's ingest of 100,000 records on moto takes tens of minutes on this machine);
+    search reads only rows."""
     import hashlib
 
     from acx.adapters.dynamo import compress, to_item
     from acx.core import log as logcore
     from acx.core.fingerprint import slot_key
+    from acx.core.package import PackageRef
+    from acx.usecases.deps import deps
 
     ddb = stack.client("dynamodb")
     table = stack.env["RECORDS_TABLE"]
-    pk = f"{tenant}#{package}"
+    ref = PackageRef(tenant, package)
+    layout = deps().log.rows.layout  # each row on its shard, as the log store writes it
+    shards = layout.count(ref)
     items = []
     for i, r in enumerate(records):
         body = logcore.dumps_record(r)
@@ -349,7 +354,7 @@ def _bulk_rows(stack: Any, tenant: str, package: str, records: list[dict[str, An
                 "PutRequest": {
                     "Item": to_item(
                         {
-                            "pk": pk,
+                            "pk": layout.pk_for(ref, f"r#{r['id']}", shards),
                             "sk": f"r#{r['id']}",
                             "seq": 1_000_000 + i,
                             "contentHash": hashlib.sha256(body).digest(),
