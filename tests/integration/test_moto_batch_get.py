@@ -161,11 +161,15 @@ def test_projected_rows_carry_only_the_named_attributes_and_binaries_as_bytes(dd
     assert bodies == [bytes([i, 0, 255]) * (i + 1) for i in (1, 2, 3)]
 
 
-def test_an_answer_past_16_mb_leaves_the_rest_unprocessed(ddb: Any) -> None:
+@pytest.mark.parametrize("projection", [None, "v, sk"])
+def test_an_answer_past_16_mb_leaves_the_rest_unprocessed(ddb: Any, projection: str | None) -> None:
     blob = "x" * 390_000
     for i in range(50):
         ddb.put_item(TableName="t", Item={"pk": {"S": "big"}, "sk": {"S": f"{i:02d}"}, "v": {"S": blob}})
-    resp = ddb.batch_get_item(RequestItems={"t": {"Keys": _keys(*(("big", f"{i:02d}") for i in range(50)))}})
+    request: dict[str, Any] = {"Keys": _keys(*(("big", f"{i:02d}") for i in range(50)))}
+    if projection:
+        request["ProjectionExpression"] = projection
+    resp = ddb.batch_get_item(RequestItems={"t": request})
     read = len(resp["Responses"]["t"])
     left = len(resp["UnprocessedKeys"]["t"]["Keys"])
     assert read + left == 50
