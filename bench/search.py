@@ -483,9 +483,12 @@ def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.
             return (time.perf_counter() - t0) * 1000
 
         http_query(queries[0])
-        c0 = time.process_time()
-        http_wall = [http_query(q) for q in queries[1:]]
-        http_cpu = (time.process_time() - c0) * 1000 / len(http_wall)
+        http_wall, http_cpus = [], []
+        for q in queries[1:]:
+            c0 = time.process_time()  # this whole process: client, gateway, handler, moto
+            http_wall.append(http_query(q))
+            http_cpus.append((time.process_time() - c0) * 1000)
+        http_cpu = statistics.fmean(http_cpus)
         uc.CACHE.views.clear()
         uc.CACHE.segments.clear()
         from acx.usecases.deps import reset
@@ -550,10 +553,12 @@ def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.
             ),
         },
         {
-            "name": f"search over the local HTTP API, p95 warm ({where}), wall",
-            "value": round(_pct(http_wall, 0.95), 1),
+            "name": f"search over the local HTTP API, p95 warm ({where}), wall / CPU of the whole stack "
+            "(client, gateway, api handler, moto: one process)",
+            "value": f"{_pct(http_wall, 0.95):.1f} / {_pct(http_cpus, 0.95):.1f}",
             "unit": "ms",
-            "target": "<= 50 ms",
+            "baseline": f"p50 {_pct(http_wall, 0.5):.1f} / {_pct(http_cpus, 0.5):.1f} ms",
+            "target": "<= 50 ms (CPU)",
             "note": f"p50 {_pct(http_wall, 0.5):.1f} ms; CPU of this process "
             "(client + gateway + handler + moto) "
             f"{http_cpu:.1f} ms per request on average; " + note,
