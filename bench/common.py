@@ -60,6 +60,25 @@ def _record(rng: random.Random, index: int, prefix: str, summary_words: int) -> 
     }
 
 
+def portable_record(rid: str, title: str, summary: str, xp: int, tags: list[str]) -> dict[str, Any]:
+    """One transferable record of the benches that choose their own text (log, forget)."""
+    return {
+        "id": rid,
+        "title": title,
+        "summary": summary,
+        "sourceType": "incident",
+        "repoId": None,
+        "repoLabel": "portable-core",
+        "projectLabel": "portable-core",
+        "timestamp": "2025-06-01T12:00:00Z",
+        "impact": "neutral",
+        "xpAwarded": xp,
+        "tags": tags,
+        "portable": True,
+        "codebaseFingerprint": None,
+    }
+
+
 def generate_records(
     n: int, seed: int = 1, prefix: str = "mem", summary_words: int = 90, start: int = 0
 ) -> list[dict[str, Any]]:

@@ -46,21 +46,10 @@ def _words(rnd: random.Random, n: int) -> str:
 
 
 def _memory(i: int, rnd: random.Random, prefix: str = "rec") -> dict[str, Any]:
-    return {
-        "id": f"{prefix}-{i:06d}",
-        "title": f"lesson {_words(rnd, 5)}",
-        "summary": _words(rnd, rnd.randint(12, 80)),
-        "sourceType": "incident",
-        "repoId": None,
-        "repoLabel": "portable-core",
-        "projectLabel": "portable-core",
-        "timestamp": "2025-06-01T12:00:00Z",
-        "impact": "neutral",
-        "xpAwarded": i % 50,
-        "tags": ["bench"],
-        "portable": True,
-        "codebaseFingerprint": None,
-    }
+    from bench.common import portable_record
+
+    title = f"lesson {_words(rnd, 5)}"
+    return portable_record(f"{prefix}-{i:06d}", title, _words(rnd, rnd.randint(12, 80)), i % 50, ["bench"])
 
 
 def _stones(keyer: Any, memories: list[dict[str, Any]]) -> Any:

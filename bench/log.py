@@ -93,22 +93,12 @@ class Meter:
 
 
 def make_record(i: int, rnd: random.Random) -> dict[str, Any]:
+    from bench.common import portable_record
+
     summary = " ".join(rnd.choice(WORDS) for _ in range(110))
-    return {
-        "id": f"rec-{i:06d}",
-        "title": f"lesson {i}: " + " ".join(rnd.choice(WORDS) for _ in range(6)),
-        "summary": summary,
-        "sourceType": "incident",
-        "repoId": None,
-        "repoLabel": "portable-core",
-        "projectLabel": "portable-core",
-        "timestamp": "2025-06-01T12:00:00Z",
-        "impact": "neutral",
-        "xpAwarded": i % 50,
-        "tags": sorted({rnd.choice(WORDS) for _ in range(3)}),
-        "portable": True,
-        "codebaseFingerprint": None,
-    }
+    title = f"lesson {i}: " + " ".join(rnd.choice(WORDS) for _ in range(6))
+    tags = sorted({rnd.choice(WORDS) for _ in range(3)})
+    return portable_record(f"rec-{i:06d}", title, summary, i % 50, tags)
 
 
 def _setup(row_shards: int | None = None) -> tuple[Any, Any, Any]:
@@ -208,7 +198,7 @@ def _hottest_key(store: Any, meter: Meter, records: list[dict[str, Any]], quick:
     fast any writer can land the rows; the figure is seconds at that limit for 100,000 records."""
     from acx.adapters.log_store import LogStore
 
-    one = LogStore(store.dynamo.client, _settings(), store.sign, store.verifier_key, row_shards=1)
+    one = LogStore(store.dynamo.client, _settings(), store.committer.sign, store.verifier_key, row_shards=1)
     n = len(records)
     hottest = {}
     for name, target in (("sharded", store), ("one-key", one)):

@@ -35,6 +35,13 @@ def memory(rid: str = "mem-1", **changes: Any) -> dict[str, Any]:
     return record
 
 
+def note(rid: str, text: str, **changes: Any) -> dict[str, Any]:
+    """A record titled ``text`` with a summary of its own words: unrelated notes are not near copies
+    of each other (the forget rules compare title and summary, and :func:`memory`'s are all equal)."""
+    summary = " ".join(f"{w}-{i}" for i, w in enumerate(text.split() * 4))
+    return memory(rid, title=text, summary=summary, **changes)
+
+
 def tier_fields(portable: bool) -> dict[str, Any]:
     """The fields that make a record transferable (ROM) or field-learned (SAVE)."""
     if portable:
@@ -45,6 +52,13 @@ def tier_fields(portable: bool) -> dict[str, Any]:
 def bundle(records: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
     """An upload bundle of ``records`` (no knowledge or skill files unless ``extra`` adds them)."""
     return {"schemaVersion": BUNDLE_SCHEMA, "records": records, "knowledge": [], "skills": [], **extra}
+
+
+def bundle_json(records: list[dict[str, Any]], **extra: Any) -> bytes:
+    """:func:`bundle` as the request body bytes an upload sends."""
+    import json
+
+    return json.dumps(bundle(records, **extra)).encode()
 
 
 def tiny(rid: str, **changes: Any) -> dict[str, Any]:

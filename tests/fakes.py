@@ -9,14 +9,30 @@ rules (validation, 404 vs 423, what is echoed) be tested alone and fast.
 from __future__ import annotations
 
 import base64
+import builtins
+import dataclasses
+import hashlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from acx.adapters.log_store import AppendResult, ForgetResult
+from acx.adapters.search_index import Manifest, ManifestConflict, SearchIndexStore
 from acx.config import Settings
+from acx.core import forgetting, merkle
+from acx.core import log as logcore
+from acx.core.append import AppendPlan, EntrySpec, LogHead, plan_append
+from acx.core.checkpoint import NoteSigner
+from acx.core.faults import Locked
+from acx.core.log import Entry
 from acx.core.package import PackageRef
 from acx.core.records import zone_for
-from acx.core.rows import LogRow
+from acx.core.rows import Conflict, FileRow, FileWrite, LogRow, Lookup, NotFound, RecordWrite, Tombstones
+from acx.core.signing import LocalEd25519Signer
+from acx.usecases import ingest
 from acx.usecases.deps import Deps
+from acx.usecases.ingest import IngestSummary
+from tests.factories import bundle_json
 
 
 @dataclass
@@ -130,18 +146,55 @@ class FakeLog:
 
 @dataclass
 class FakeJobs:
+    """``JobStore``: jobs by (tenant, package, kind, id); ``finish`` moves a job only from ``expect``."""
+
     jobs: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
 
     def create(self, tenant: str, package: str, kind: str, job_id: str, **fields: Any) -> None:
-        self.jobs[(tenant, package, kind, job_id)] = {"jobId": job_id, "status": "pending", **fields}
+        status = fields.pop("status", "pending")
+        self.jobs[(tenant, package, kind, job_id)] = {
+            "jobId": job_id,
+            "kind": kind,
+            "status": status,
+            "createdAt": len(self.jobs),
+            **fields,
+        }
 
     def get(self, tenant: str, package: str, kind: str, job_id: str) -> dict[str, Any] | None:
-        return self.jobs.get((tenant, package, kind, job_id))
+        job = self.jobs.get((tenant, package, kind, job_id))
+        return dict(job) if job is not None else None
 
-    def finish(self, tenant: str, package: str, kind: str, job_id: str, status: str, **fields: Any) -> None:
-        self.jobs.setdefault((tenant, package, kind, job_id), {"jobId": job_id}).update(
-            status=status, **fields
-        )
+    def finish(
+        self,
+        tenant: str,
+        package: str,
+        kind: str,
+        job_id: str,
+        status: str,
+        expect: str | None = "pending",
+        **fields: Any,
+    ) -> bool:
+        job = self.jobs.get((tenant, package, kind, job_id))
+        if job is None or (expect is not None and job["status"] != expect):
+            return False
+        job.update(status=status, **fields)
+        return True
+
+    def list(self, tenant: str, package: str, kind: str) -> builtins.list[dict[str, Any]]:
+        return [
+            dict(j) for (t, p, k, _), j in sorted(self.jobs.items()) if (t, p, k) == (tenant, package, kind)
+        ]
+
+    def page(
+        self, tenant: str, package: str, kind: str, limit: int, cursor: str | None
+    ) -> tuple[builtins.list[dict[str, Any]], str | None]:
+        jobs = self.list(tenant, package, kind)
+        if cursor is not None and cursor not in {j["jobId"] for j in jobs}:
+            raise ValueError("invalid cursor")
+        start = next((i + 1 for i, j in enumerate(jobs) if j["jobId"] == cursor), 0)
+        page = jobs[start : start + limit]
+        more = start + limit < len(jobs)
+        return page, (page[-1]["jobId"] if more and page else None)
 
 
 @dataclass
@@ -153,8 +206,28 @@ class Presigned:
 
 @dataclass
 class FakeObjects:
+    """``ObjectStore`` of a versioned bucket: ``objects`` holds each key's current bytes, ``history``
+    every version ever written (``purge`` removes them all, ``delete`` only the current one)."""
+
     objects: dict[str, bytes] = field(default_factory=dict)
+    history: dict[str, list[bytes]] = field(default_factory=dict)
     presigned: list[tuple[str, str, int]] = field(default_factory=list)
+    purged: list[str] = field(default_factory=list)
+
+    def put(self, key: str, body: bytes, content_type: str = "application/json") -> str:
+        self.objects[key] = bytes(body)
+        self.history.setdefault(key, []).append(bytes(body))
+        return str(len(self.history[key]))
+
+    def put_file(self, key: str, fileobj: Any, content_type: str = "application/json") -> None:
+        self.put(key, fileobj.read(), content_type)
+
+    def upload_file(self, key: str, path: str, content_type: str = "application/octet-stream") -> None:
+        with open(path, "rb") as f:
+            self.put(key, f.read(), content_type)
+
+    def get(self, key: str) -> bytes:
+        return self.objects[key]
 
     def size(self, key: str) -> int | None:
         return len(self.objects[key]) if key in self.objects else None
@@ -163,12 +236,34 @@ class FakeObjects:
         body = self.objects[key]
         return iter([body[i : i + size] for i in range(0, len(body), size)] or [b""])
 
+    def keys(self, prefix: str) -> Any:
+        return iter(sorted(k for k in self.objects if k.startswith(prefix)))
+
+    def versions(self, prefix: str) -> Any:
+        return iter(
+            [
+                (k, str(i))
+                for k, vs in sorted(self.history.items())
+                if k.startswith(prefix)
+                for i in range(len(vs))
+            ]
+        )
+
+    def purge(self, key: str) -> int:
+        self.objects.pop(key, None)
+        self.purged.append(key)
+        return len(self.history.pop(key, []))
+
     def delete(self, key: str) -> None:
         self.objects.pop(key, None)
 
     def presign_put(self, key: str, content_type: str, expires_in: int) -> Presigned:
         self.presigned.append((key, content_type, expires_in))
         return Presigned(f"https://uploads.example/{key}?sig", expires_in, {"Content-Type": content_type})
+
+    def presign_get(self, key: str, expires_in: int) -> Presigned:
+        self.presigned.append((key, "GET", expires_in))
+        return Presigned(f"https://cartridges.example/{key}?sig", expires_in, {})
 
 
 def fake_deps(**settings: Any) -> Deps:
@@ -182,3 +277,423 @@ def fake_deps(**settings: Any) -> Deps:
         jobs=FakeJobs(),  # type: ignore[arg-type]
         signer=None,
     )
+
+
+# ---- a log that chains: entries, checkpoints, rows and tombstones as the verifier will read them ----
+
+
+class ChainedRows(FakeRows):
+    """``log.rows`` of :class:`ChainedLog`: memory and file rows, slot pointers and tombstones."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: dict[PackageRef, dict[str, FileRow]] = {}
+        self.slots: dict[PackageRef, dict[str, str]] = {}
+        self.stones: dict[PackageRef, dict[str, int]] = {}  # "k#"/"i#"/"f#" + key -> forget seq
+        self.bands: dict[PackageRef, dict[str, dict[str, tuple[tuple[int, ...], int]]]] = {}
+
+    def of(self, ref: PackageRef) -> dict[str, LogRow]:
+        return self.by_package.setdefault(ref, {})
+
+    def lookup(self, ref: PackageRef, ids: set[str], slots: set[str]) -> Lookup:
+        rows = self.of(ref)
+        pointers = {slot: self.slots.get(ref, {}).get(slot) for slot in slots}
+        by_slot = {}
+        for slot, rid in pointers.items():
+            row = rows.get(rid) if rid is not None else None
+            if row is not None and row.active and row.slot == slot:
+                by_slot[slot] = row
+        return Lookup({i: rows[i] for i in ids if i in rows}, by_slot, pointers)
+
+    def unchanged(self, ref: PackageRef, seqs: dict[str, int | None], slots: dict[str, str | None]) -> bool:
+        rows = self.of(ref)
+        for rid, seq in seqs.items():
+            row = rows.get(rid)
+            if (row.seq if row is not None and row.active else None) != seq:
+                return False
+        return all(self.slots.get(ref, {}).get(slot) == rid for slot, rid in slots.items())
+
+    def active_records(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        rows = self.of(ref)
+        return {i: rows[i].record for i in ids if i in rows and rows[i].active and rows[i].record}  # type: ignore[misc]
+
+    def active_ids(self, ref: PackageRef, ids: Iterable[str]) -> set[str]:
+        return set(self.active_records(ref, ids))
+
+    def rows(self, ref: PackageRef) -> Iterator[LogRow]:
+        return iter([self.of(ref)[k] for k in sorted(self.of(ref))])
+
+    def iter_active(self, ref: PackageRef) -> Iterator[LogRow]:
+        return (r for r in self.rows(ref) if r.active)
+
+    def with_knowledge(self, ref: PackageRef, knowledge: str) -> list[LogRow]:
+        return [r for r in self.iter_active(ref) if r.knowledge == knowledge or knowledge in r.past_keys]
+
+    def get_file(self, ref: PackageRef, path: str) -> FileRow | None:
+        return self.files.get(ref, {}).get(path)
+
+    def read_files(self, ref: PackageRef) -> list[tuple[str, str]]:
+        files = self.files.get(ref, {})
+        return [(p, f.content) for p, f in sorted(files.items()) if f.active and f.content is not None]
+
+    def tombstone_hits(
+        self, ref: PackageRef, probes: Sequence[forgetting.Probe], near: forgetting.NearPolicy
+    ) -> list[forgetting.Hit]:
+        stones = self.stones.get(ref, {})
+        hits: dict[int, forgetting.Hit] = {}
+        for p in probes:
+            for rule, key in (("exact", f"k#{p.knowledge}"), ("id", f"i#{p.id_key}")):
+                if key in stones and p.index not in hits:
+                    hits[p.index] = forgetting.Hit(p.index, p.record_id, rule, stones[key])
+        if near.enabled:
+            rest = [p for p in probes if p.index not in hits]
+            for h in forgetting.near_hits(self.bands.get(ref, {}), rest, near.threshold):
+                hits[h.index] = h
+        return [hits[i] for i in sorted(hits)]
+
+    def file_forgotten(self, ref: PackageRef, file_keys: Iterable[str]) -> dict[str, int]:
+        stones = self.stones.get(ref, {})
+        return {k: stones[f"f#{k}"] for k in file_keys if f"f#{k}" in stones}
+
+    def file_tombstones(self, ref: PackageRef, stones: Tombstones, seq: int) -> None:
+        mine = self.stones.setdefault(ref, {})
+        for prefix, keys in (("k#", stones.knowledge), ("i#", stones.ids), ("f#", stones.files)):
+            mine.update((prefix + k, seq) for k in keys)
+        for kk, sk in stones.sketches:
+            for bk in forgetting.band_keys(sk):
+                self.bands.setdefault(ref, {}).setdefault(bk, {})[kk[:16]] = (tuple(sk), seq)
+
+
+class ChainedReceipts:
+    def __init__(self) -> None:
+        self.entries: dict[PackageRef, list[Entry]] = {}
+
+    def leaf_hashes(self, ref: PackageRef, size: int) -> list[bytes]:
+        return [merkle.leaf_hash(bytes.fromhex(e.hash)) for e in self.entries.get(ref, [])[:size]]
+
+
+class ChainedCheckpoints:
+    def __init__(self) -> None:
+        self.by_size: dict[PackageRef, dict[int, str]] = {}
+
+    def at(self, ref: PackageRef, size: int) -> str | None:
+        return self.by_size.get(ref, {}).get(size)
+
+
+class ChainedLog:
+    """The log store facade with real entries: each operation is planned by ``core.append.plan_append``
+    and signed as a C2SP checkpoint (a local Ed25519 key), so the verifier and the proofs read it as
+    they read DynamoDB. Rows, slot pointers and tombstones follow ``LogStore``'s rules; there is no
+    lease, sharding or batching (those are the adapter's, tested on moto).
+
+    ``conflicts``: how many of the next appends raise ``Conflict`` (another writer won the claim).
+    """
+
+    def __init__(self, publisher_id: str = "dev.acx.local") -> None:
+        self.publisher_id = publisher_id
+        self.notes = NoteSigner(publisher_id, LocalEd25519Signer())
+        self.rows = ChainedRows()
+        self.receipts = ChainedReceipts()
+        self.checkpoints = ChainedCheckpoints()
+        self.heads: dict[PackageRef, LogHead] = {}
+        self.witnesses: dict[PackageRef, dict[str, Any]] = {}
+        self.locks: dict[PackageRef, bool] = {}
+        self.conflicts = 0
+        self.appends = 0
+
+    # reads the use cases and the verifier share
+    def verifier_key(self) -> str:
+        return self.notes.verifier_key()
+
+    def package_exists(self, ref: PackageRef) -> bool:
+        return ref in self.heads
+
+    def create(self, ref: PackageRef) -> None:
+        self.heads.setdefault(ref, LogHead.empty())
+
+    def head(self, ref: PackageRef) -> LogHead:
+        return self.heads.get(ref, LogHead.empty())
+
+    log_head = head
+
+    def latest_checkpoint(self, ref: PackageRef) -> str | None:
+        return self.checkpoints.at(ref, self.head(ref).size)
+
+    def entries(self, ref: PackageRef, start: int = 0, end: int | None = None) -> Iterator[Entry]:
+        return iter(self.receipts.entries.get(ref, [])[start:end])
+
+    def all_rows(self, ref: PackageRef) -> Iterator[LogRow | FileRow]:
+        files = self.rows.files.get(ref, {})
+        return iter([*self.rows.rows(ref), *(files[p] for p in sorted(files))])
+
+    def rows_by_key(self, ref: PackageRef, keys: Sequence[str]) -> list[LogRow | FileRow]:
+        wanted = set(keys)
+        return [r for r in self.all_rows(ref) if r.key in wanted]
+
+    def witness(self, ref: PackageRef) -> dict[str, Any] | None:
+        return self.witnesses.get(ref)
+
+    def put_witness(self, ref: PackageRef, state: dict[str, Any]) -> bool:
+        self.witnesses[ref] = state
+        return True
+
+    def packages(self) -> Iterator[PackageRef]:
+        return iter(sorted(self.heads, key=lambda r: r.pk))
+
+    def admin_lock(self, ref: PackageRef) -> dict[str, Any] | None:
+        return {"locked": self.locks[ref]} if ref in self.locks else None
+
+    # the one commit
+    def _commit(self, ref: PackageRef, actor: str, specs: list[EntrySpec]) -> AppendPlan:
+        plan = plan_append(
+            self.head(ref), specs, actor=actor, chain=ref.chain_key, created_at="2026-01-01T00:00:00Z"
+        )
+        self.receipts.entries.setdefault(ref, []).extend(plan.entries)
+        self.heads[ref] = plan.head
+        text = self.notes.sign(plan.checkpoint(ref.origin(self.publisher_id)))
+        self.checkpoints.by_size.setdefault(ref, {})[plan.size] = text
+        return plan
+
+    def append(
+        self,
+        ref: PackageRef,
+        actor: str,
+        writes: Sequence[RecordWrite],
+        retired: Sequence[str] = (),
+        files: Sequence[FileWrite] = (),
+        expected: dict[str, int | None] | None = None,
+        expected_slots: dict[str, str | None] | None = None,
+        guard: Callable[[], None] | None = None,
+    ) -> AppendResult:
+        if not writes and not files:
+            raise ValueError("an operation must write at least one record or file")
+        if self.locks.get(ref):
+            raise Locked("package is locked")
+        if self.conflicts:
+            self.conflicts -= 1
+            raise Conflict("another writer claimed first")
+        if not self.rows.unchanged(ref, expected or {}, expected_slots or {}):
+            raise Conflict("a row changed since it was read")
+        if guard is not None:
+            guard()
+        self.appends += 1
+        specs = [EntrySpec("remember", w.zone, logcore.content_hash(w.record), f"r#{w.id}") for w in writes]
+        specs += [
+            EntrySpec("remember", "file", logcore.file_content_hash(f.path, f.content), f"f#{f.path}")
+            for f in files
+        ]
+        plan = self._commit(ref, actor, specs)
+        rows, slots = self.rows.of(ref), self.rows.slots.setdefault(ref, {})
+        for rid in retired:
+            rows.pop(rid, None)
+        for w, e in zip(writes, plan.entries, strict=False):
+            old = rows.get(w.id)
+            if old is not None and old.slot and slots.get(old.slot) == w.id:
+                del slots[old.slot]
+            rows[w.id] = LogRow(
+                w.id, e.seq, e.content_hash, e.hash, "active", w.record, w.slot, w.zone,
+                tags=list(w.record.get("tags", [])), past_slots=list(w.past_slots),
+                past_ids=list(w.past_ids), knowledge=w.knowledge, past_keys=list(w.past_keys),
+            )  # fmt: skip
+            slots[w.slot] = w.id
+        for f, e in zip(files, plan.entries[len(writes) :], strict=True):
+            self.rows.files.setdefault(ref, {})[f.path] = FileRow(
+                f.path, e.seq, e.content_hash, e.hash, "active", f.content, f.file_key
+            )
+        size = plan.size
+        return AppendResult(plan.first_seq, size - 1, size, self.checkpoints.at(ref, size) or "")
+
+    def forget(
+        self,
+        ref: PackageRef,
+        actor: str,
+        record_id: str | None = None,
+        content_hash: str | None = None,
+        tombstones: Callable[[LogRow], Tombstones] | None = None,
+    ) -> ForgetResult:
+        rows = self.rows.of(ref)
+        target = rows.get(record_id) if record_id is not None else None
+        if record_id is None:
+            target = next((r for r in rows.values() if r.content_hash == content_hash), None)
+        if target is None or (content_hash is not None and target.content_hash != content_hash):
+            raise NotFound("no record with that id or content hash")
+        victims = [target] if target.active else []
+        if target.knowledge:
+            victims += [r for r in self.rows.with_knowledge(ref, target.knowledge) if r.id != target.id]
+        if not victims:  # already forgotten: the first forget's answer, nothing appended
+            first, last = target.forget_op or (target.seq, target.seq)
+            keys = [k for k in [target.knowledge, *target.past_keys] if k]
+            entry = self.receipts.entries[ref][target.seq]
+            covers = {"seq": entry.payload["covers"]["seq"], "hash": entry.payload["covers"]["hash"]}
+            cp = self.checkpoints.at(ref, last + 1) or ""
+            return ForgetResult(
+                target.id, target.content_hash, first, cp, covers, target.slot, [], last, True, keys
+            )
+        stones = [tombstones(v) for v in victims] if tombstones else []
+        specs = [
+            EntrySpec("forget", v.zone or "save", v.content_hash, v.key, logcore.Covers(v.seq, v.entry_hash))
+            for v in victims
+        ]
+        plan = self._commit(ref, actor, specs)
+        self.rows.file_tombstones(ref, Tombstones.union(stones), plan.first_seq)
+        op = (plan.first_seq, plan.size - 1)
+        for v, e in zip(victims, plan.entries, strict=True):
+            rows[v.id] = dataclasses.replace(
+                v, seq=e.seq, entry_hash=e.hash, state="tombstoned", record=None, tags=[],
+                forgotten_seq=v.seq, forget_op=op,
+            )  # fmt: skip
+            if v.slot and self.rows.slots.get(ref, {}).get(v.slot) == v.id:
+                del self.rows.slots[ref][v.slot]
+        t = victims[0]
+        return ForgetResult(
+            t.id, t.content_hash, plan.first_seq, self.checkpoints.at(ref, plan.size) or "",
+            {"seq": t.seq, "hash": t.entry_hash}, t.slot, [v.id for v in victims[1:]], plan.size - 1,
+            knowledge=list(dict.fromkeys(k for st in stones for k in st.knowledge)),
+        )  # fmt: skip
+
+    def forget_file(
+        self,
+        ref: PackageRef,
+        actor: str,
+        path: str | None,
+        content_hash: str | None,
+        file_key: Callable[[str], str],
+    ) -> tuple[FileRow, AppendPlan | None]:
+        files = self.rows.files.get(ref, {})
+        f = files.get(path) if path is not None else None
+        if path is None:
+            f = next((x for x in files.values() if x.content_hash == content_hash), None)
+        if f is None or (content_hash is not None and f.content_hash != content_hash):
+            raise NotFound("no file with that path or content hash")
+        if not f.active:
+            return f, None
+        assert f.content is not None
+        spec = EntrySpec("forget", "file", f.content_hash, f.key, logcore.Covers(f.seq, f.entry_hash))
+        plan = self._commit(ref, actor, [spec])
+        self.rows.file_tombstones(ref, Tombstones(files=(f.file_key or file_key(f.content),)), plan.first_seq)
+        e = plan.entries[0]
+        files[f.path] = dataclasses.replace(
+            f, seq=e.seq, entry_hash=e.hash, state="tombstoned", content=None, forgotten_seq=f.seq
+        )
+        return f, plan
+
+
+def ingest_records(deps: Deps, ref: PackageRef, *records: dict[str, Any], **extra: Any) -> IngestSummary:
+    """Run ``usecases.ingest`` on a bundle of ``records`` (and ``extra`` members: knowledge, skills)."""
+    return ingest.ingest_bundle(deps, ref.tenant, ref.package, "agent", bundle_json(list(records), **extra))
+
+
+def chained_deps(**settings: Any) -> Deps:
+    """:func:`fake_deps` over a :class:`ChainedLog`, signing cartridges with a local Ed25519 key."""
+    d = fake_deps(**settings)
+    d.log = ChainedLog(d.settings.publisher_id)  # type: ignore[assignment]
+    d.signer = LocalEd25519Signer()
+    return d
+
+
+@dataclass
+class FakeIndex:
+    """``IndexHooks`` (``usecases.deps``): records every call; ``fail`` makes ``indexed`` raise."""
+
+    calls: list[tuple[str, Any]] = field(default_factory=list)
+    fail: bool = False
+
+    def indexed(
+        self,
+        tenant: str,
+        package: str,
+        records: list[dict[str, Any]],
+        absorbed: dict[str, list[str]],
+        *,
+        new_package: bool,
+    ) -> None:
+        if self.fail:
+            raise RuntimeError("index store down")
+        self.calls.append(("indexed", ([r["id"] for r in records], absorbed, new_package)))
+
+    def forgotten(self, tenant: str, package: str, record_id: str) -> int:
+        self.calls.append(("forgotten", record_id))
+        return 1
+
+    def drop_index(self, tenant: str, package: str) -> None:
+        self.calls.append(("drop_index", package))
+
+
+@dataclass
+class FakeQueue:
+    """``MessageQueue``: ``url`` None is an unconfigured queue; sent messages are kept in order."""
+
+    url: str | None = "https://sqs.example/export"
+    sent: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.url)
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.sent.append(message)
+
+
+@dataclass
+class FakeAlarms:
+    """``AlarmTopic``: ``topic_arn`` None is an unconfigured topic; published alarms are kept."""
+
+    topic_arn: str | None = "arn:aws:sns:us-east-1:123456789012:acx-alarms"
+    published: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.topic_arn)
+
+    def publish(self, subject: str, message: dict[str, Any]) -> None:
+        self.published.append((subject, message))
+
+
+class FakeCatalog:
+    """``Catalog``: a tenant's packages (from the log's heads) in key order, and active record counts."""
+
+    def __init__(self, log: ChainedLog) -> None:
+        self.log = log
+
+    def packages(self, tenant: str, limit: int, cursor: str | None) -> tuple[list[str], str | None]:
+        names = sorted(r.package for r in self.log.heads if r.tenant == tenant)
+        if cursor is not None and cursor not in names:
+            raise ValueError("invalid cursor")
+        start = names.index(cursor) + 1 if cursor is not None else 0
+        page = names[start : start + limit]
+        return page, (page[-1] if start + limit < len(names) and page else None)
+
+    def active_records(self, tenant: str, package: str) -> int:
+        return sum(1 for _ in self.log.rows.iter_active(PackageRef(tenant, package)))
+
+
+class FakeIndexStore(SearchIndexStore):
+    """``SearchIndexStore`` over :class:`FakeObjects`: the manifest's conditional GET and PUT (the only
+    calls that reach past ``ObjectStore`` to the S3 client) are answered here, with content ETags.
+    ``conflicts``: how many of the next manifest writes lose the race (``ManifestConflict``)."""
+
+    def __init__(self, objects: FakeObjects) -> None:
+        self.fakes = objects
+        self.objects = objects  # type: ignore[assignment]
+        self.conflicts = 0
+
+    def _key(self, tenant: str, package: str) -> str:
+        return self.prefix(tenant, package) + "manifest.json"
+
+    def manifest(self, tenant: str, package: str, if_none_match: str | None = None) -> Any:
+        body = self.fakes.objects.get(self._key(tenant, package))
+        if body is None:
+            return None
+        etag = hashlib.md5(body).hexdigest()  # noqa: S324 - an ETag, as S3 computes it
+        if if_none_match == etag:
+            return self.NOT_MODIFIED
+        return Manifest.from_bytes(body, etag)
+
+    def put_manifest(self, tenant: str, package: str, manifest: Manifest) -> str:
+        current = self.manifest(tenant, package)
+        if self.conflicts or (current.etag if current is not None else None) != manifest.etag:
+            self.conflicts = max(0, self.conflicts - 1)
+            raise ManifestConflict("412")
+        body = manifest.to_bytes()
+        self.fakes.put(self._key(tenant, package), body)
+        return hashlib.md5(body).hexdigest()  # noqa: S324

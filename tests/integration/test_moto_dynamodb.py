@@ -255,3 +255,27 @@ def test_binary_attributes_round_trip_and_item_size_limit_holds(ddb: Any) -> Non
     assert "Item size has exceeded the maximum allowed size" in str(info.value)
     ok = {"pk": {"S": "p"}, "sk": {"S": "fits"}, **{f"a{i}": {"S": "x" * 1000} for i in range(400)}}
     ddb.put_item(TableName="t", Item=ok)
+
+
+SIZED = [
+    {"S": "héllo 日本 🚀"},
+    {"S": ""},
+    {"N": "-12.500"},
+    {"B": b"\x00\x01\xff"},
+    {"BOOL": True},
+    {"BOOL": False},
+    {"NULL": True},
+    {"SS": ["a", "bé"]},
+    {"NS": ["1", "22.5"]},
+    {"BS": [b"x", b"yz"]},
+    {"L": [{"S": "a"}, {"N": "1"}, {"M": {"k": {"B": b"12"}}}]},
+    {"M": {"é": {"S": "v"}, "n": {"L": []}, "m": {"M": {"x": {"NULL": True}}}}},
+]
+
+
+@pytest.mark.parametrize("value", SIZED, ids=[next(iter(v)) + str(i) for i, v in enumerate(SIZED)])
+def test_the_item_size_from_json_is_moto_s_size(value: dict[str, Any]) -> None:
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    assert moto_dynamodb._value_size(value) == DynamoType(value).size()
+    assert moto_dynamodb._attributes_size({"név": value}) == len("név".encode()) + DynamoType(value).size()

@@ -48,6 +48,21 @@ def _delivery(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def refuse_deletes_in(monkeypatch: pytest.MonkeyPatch, bucket: str) -> None:
+    """S3's DeleteObjects answers 200 with every version of ``bucket`` in ``Errors`` (InternalError);
+    other buckets delete as usual."""
+    from acx.adapters.objects import ObjectStore
+
+    original_delete = ObjectStore._delete_versions
+
+    def s3_refuses(store: ObjectStore, batch: list[dict[str, str]]) -> list[dict[str, str]]:
+        if store.bucket != bucket:
+            return original_delete(store, batch)
+        return [{"Key": t["Key"], "VersionId": t["VersionId"], "Code": "InternalError"} for t in batch]
+
+    monkeypatch.setattr(ObjectStore, "_delete_versions", s3_refuses)
+
+
 def test_a_failed_purge_of_a_revoked_cartridge_is_redone_by_the_redelivery(
     svc: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -62,15 +77,8 @@ def test_a_failed_purge_of_a_revoked_cartridge_is_redone_by_the_redelivery(
         assert svc.call("DELETE", f"/v1/packages/{PKG}/memories/mem-0001")[0] == 200
         original_upload(store, key, path, content_type)
 
-    original_delete = ObjectStore._delete_versions
-
-    def s3_refuses(store: ObjectStore, batch: list[dict[str, str]]) -> list[dict[str, str]]:
-        if store.bucket != svc.env["CARTRIDGES_BUCKET"]:
-            return original_delete(store, batch)
-        return [{"Key": t["Key"], "VersionId": t["VersionId"], "Code": "InternalError"} for t in batch]
-
     monkeypatch.setattr(ObjectStore, "upload_file", forget_then_upload)
-    monkeypatch.setattr(ObjectStore, "_delete_versions", s3_refuses)
+    refuse_deletes_in(monkeypatch, svc.env["CARTRIDGES_BUCKET"])
     message = {"tenant": "acme", "package": PKG, "cartridgeId": queued["cartridgeId"]}
     first = svc.export.lambda_handler(_delivery(message), Context())
     assert first["batchItemFailures"] == [{"itemIdentifier": "m-1"}]  # reported, so redelivered
@@ -89,18 +97,10 @@ def test_a_failed_purge_of_a_revoked_cartridge_is_redone_by_the_redelivery(
 def test_a_forget_whose_bundle_purge_s3_refuses_is_503_and_its_repeat_finishes_the_erasure(
     svc: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from acx.adapters.objects import ObjectStore
 
     secret_text = "Back off with jitter, case 1."
     assert svc.call("POST", f"/v1/packages/{PKG}/bundles", body=bundle([record(1), record(2)]))[0] == 201
-    original_delete = ObjectStore._delete_versions
-
-    def s3_refuses(store: ObjectStore, batch: list[dict[str, str]]) -> list[dict[str, str]]:
-        if store.bucket != svc.env["DATA_BUCKET"]:
-            return original_delete(store, batch)
-        return [{"Key": t["Key"], "VersionId": t["VersionId"], "Code": "InternalError"} for t in batch]
-
-    monkeypatch.setattr(ObjectStore, "_delete_versions", s3_refuses)
+    refuse_deletes_in(monkeypatch, svc.env["DATA_BUCKET"])
     status, body = svc.call("DELETE", f"/v1/packages/{PKG}/memories/mem-0001")
     assert status == 503, body  # was 500 "internal error"
     assert body["error"]["code"] == "unavailable"

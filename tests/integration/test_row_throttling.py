@@ -235,14 +235,21 @@ def test_reads_under_the_lease_renew_it_so_a_long_check_does_not_expire_the_writ
 ) -> None:
     client = SlowReads(ddb, clock)
     store = log_store(client, settings, signer, clock=clock, sleep=clock.sleep)
+    # The check runs only where a tombstone may exist (the head's ``forgotten`` flag): forget first.
+    first = make_record(99)
+    store.append(REF, "agent", [write_of(first)])
+    store.forget(REF, "a", record_id=first["id"], tombstones=lambda row: Tombstones(knowledge=("k" * 43,)))
     client.step = 10.0  # 12 reads of 10 s: four times the 30 s lease
+    checked: list[int] = []
 
     def long_check() -> None:
         for i in range(12):
             store.dynamo.batch_get(settings.records_table, REF.pk, [f"t#k#{i}"])
+            checked.append(i)
 
     records = [make_record(i) for i in range(5)]
     store.append(REF, "agent", [write_of(r) for r in records], guard=long_check)
+    assert len(checked) == 12
     client.step = 0.0
     _present(store, records)
     assert clock() - 1_750_000_000.0 >= 120  # the check really outlived the lease several times

@@ -16,14 +16,11 @@ from acx.adapters.dynamo import CorruptStore, Dynamo, pad, to_item
 from acx.core import log as logcore
 from acx.core import merkle
 from acx.core.package import PackageRef
+from acx.core.rows import NotFound
 
 MAX_ENTRIES_PER_RECEIPT = 1500  # ~120 B per entry -> ~180 KB per receipt item
 MAX_RECEIPT_BYTES = 300_000  # under DynamoDB's 400 KB item limit, whatever the row keys' lengths
 ENTRY_OVERHEAD = 160  # bytes of one encoded entry besides its row key (names, hashes, numbers)
-
-
-class NotFound(Exception):
-    """No such record, file or log range (the use cases answer 404)."""
 
 
 def _parts(entries: Sequence[logcore.Entry]) -> list[Sequence[logcore.Entry]]:

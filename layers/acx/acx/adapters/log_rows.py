@@ -13,6 +13,9 @@ tombstones, receipts, checkpoints and the lease stay on the package key. ``rowSh
 the head item by the package's first claim and never changes; a package created before sharding has
 none and reads as one shard (everything on the package key, as before). Reads by key go to the one
 shard; listings query every shard and merge by sort key, so pages and cursors are what they were.
+
+About 510 lines, one module: row, slot, file and tombstone items share one key and shard layout and
+one item codec, and the read and the write half of each must agree on them.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from acx.adapters.dynamo import BARRIER, BATCH_WRITE, CorruptStore, Dynamo, comp
 from acx.core import forgetting
 from acx.core import log as logcore
 from acx.core.package import PackageRef
-from acx.core.rows import FileRow, FileWrite, LogRow, Lookup, RecordWrite
+from acx.core.rows import FileRow, FileWrite, LogRow, Lookup, RecordWrite, Tombstones
 
 MAX_ITEM_BYTES = 350_000  # under DynamoDB's 400 KB, leaving room for attribute names and keys
 MAX_HISTORY = 32  # past slots / absorbed ids / their keys kept per row (most recent)
@@ -107,24 +110,6 @@ class PreparedRow:
     write: RecordWrite
     body: bytes
     content_hash: str
-
-
-@dataclass(frozen=True)
-class Tombstones:
-    """The keyed hashes a forget files: exact keys, id keys, file keys, and near-copy sketches."""
-
-    knowledge: tuple[str, ...] = ()
-    ids: tuple[str, ...] = ()
-    files: tuple[str, ...] = ()
-    sketches: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (knowledge key, sketch)
-
-    @classmethod
-    def union(cls, parts: Sequence[Tombstones]) -> Tombstones:
-        def merged(name: str) -> tuple[Any, ...]:
-            return tuple(dict.fromkeys(x for p in parts for x in getattr(p, name)))
-
-        sketches = tuple({kk: sk for p in parts for kk, sk in p.sketches}.items())
-        return cls(merged("knowledge"), merged("ids"), merged("files"), sketches)
 
 
 def _hex(value: Any) -> str:

@@ -39,6 +39,15 @@ class HeadState:
     lock_until: float = 0.0
     admin_locked: bool = False
     exists: bool = False  # the item has a size (a package with at least one entry)
+    #: Whether a ``forget`` entry was ever claimed (so tombstones may exist): False for a package whose
+    #: first claim ran this code and that has had no forget since, None when unknown (a head claimed
+    #: before the flag existed). Tombstones are only written after a forget's claim, under its lease.
+    forgotten: bool | None = False
+
+    @property
+    def may_have_tombstones(self) -> bool:
+        """False only when the head proves that no forget ever claimed a seq in this package."""
+        return self.forgotten is not False
 
     @property
     def size(self) -> int:
@@ -57,6 +66,7 @@ class Sequencer:
     """Reads and claims the head, and holds the per-package writers' lease."""
 
     ADMIN = "adminLock"
+    FORGOTTEN = "forgotten"  # BOOL: a forget entry was claimed (see HeadState.forgotten)
 
     def __init__(
         self,
@@ -86,7 +96,9 @@ class Sequencer:
                 return HeadState(LogHead.empty(), owner, until, admin)
             size = int(item["size"])
             rng = merkle.CompactRange.from_hex(size, item["range"])
-            return HeadState(LogHead(size, item["chainHead"], rng), owner, until, admin, True)
+            forgotten = item.get(self.FORGOTTEN)
+            known = None if forgotten is None else bool(forgotten)
+            return HeadState(LogHead(size, item["chainHead"], rng), owner, until, admin, True, known)
         except (KeyError, ValueError, TypeError) as exc:
             raise CorruptStore(f"head item does not decode: {exc}") from None
 
@@ -225,6 +237,14 @@ class Sequencer:
             update += ", #rs = if_not_exists(#rs, :rs)"
             names["#rs"] = "rowShards"
             values[":rs"] = {"N": str(self.row_shards)}
+        if any(e.operation == "forget" for e in plan.entries):
+            update += ", #fg = :true"  # in the claim's transaction: before any tombstone is written
+            names["#fg"] = self.FORGOTTEN
+            values[":true"] = {"BOOL": True}
+        elif not old.size:  # a new package: known to hold no tombstones until its first forget
+            update += ", #fg = if_not_exists(#fg, :nofg)"
+            names["#fg"] = self.FORGOTTEN
+            values[":nofg"] = {"BOOL": False}
         names["#adm"] = self.ADMIN
         if admin is not None:
             update += ", #adm = :adm"

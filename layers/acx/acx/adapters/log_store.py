@@ -18,16 +18,15 @@ from typing import Any
 
 from acx.adapters.dynamo import BARRIER, Contention, CorruptStore, Dynamo, LogStoreError, RowsIncomplete
 from acx.adapters.log_commit import Committer, Prepared, StoreRefused
-from acx.adapters.log_receipts import CheckpointStore, NotFound, ReceiptStore
-from acx.adapters.log_rows import DEFAULT_ROW_SHARDS, Request, RowStore, ShardLayout, Tombstones, prepare
+from acx.adapters.log_receipts import CheckpointStore, ReceiptStore
+from acx.adapters.log_rows import DEFAULT_ROW_SHARDS, Request, RowStore, ShardLayout, prepare
 from acx.adapters.log_sequencer import HeadState, LeaseExpired, PackageLocked, Sequencer
 from acx.config import Settings
-from acx.core import forgetting
 from acx.core import log as logcore
 from acx.core.append import AppendPlan, EntrySpec, LogHead
 from acx.core.checkpoint import Checkpoint
 from acx.core.package import PackageRef
-from acx.core.rows import FileRow, FileWrite, LogRow, RecordWrite
+from acx.core.rows import Conflict, FileRow, FileWrite, Forgotten, LogRow, NotFound, RecordWrite, Tombstones
 
 MAX_ENTRIES_PER_OPERATION = 6000  # several receipt items, one transaction, far below 4 MB
 
@@ -46,19 +45,6 @@ __all__ = [
     "RowsIncomplete",
     "StoreRefused",
 ]
-
-
-class Conflict(LogStoreError):
-    """Another writer changed a row the caller based its merge on: re-read, re-merge, retry."""
-
-
-class Forgotten(LogStoreError):
-    """A tombstone refuses part of the operation (checked under the lease, in the commit)."""
-
-    def __init__(self, hits: list[forgetting.Hit], files: list[str] | None = None) -> None:
-        super().__init__(f"{len(hits)} record(s) and {len(files or [])} file(s) were forgotten")
-        self.hits = hits
-        self.files = files or []
 
 
 @dataclass(frozen=True)
@@ -179,6 +165,12 @@ class LogStore:
     def log_head(self, ref: PackageRef) -> LogHead:
         return self.sequencer.read(ref).log
 
+    def may_have_tombstones(self, ref: PackageRef) -> bool:
+        """Whether a forget was ever claimed here (or it is unknown): an advisory read before the
+        lease, so a caller can prepare its tombstone check's probes; the check itself decides on the
+        head read under the lease (a forget claimed in between is caught there)."""
+        return self.sequencer.read(ref).may_have_tombstones
+
     def entries(self, ref: PackageRef, start: int = 0, end: int | None = None) -> Iterator[logcore.Entry]:
         return self.receipts.entries(ref, start, end)
 
@@ -223,7 +215,9 @@ class LogStore:
         ``retired``: ids whose rows are removed because a survivor absorbed them. ``expected``: id ->
         seq seen at lookup (None = absent); ``expected_slots``: slot -> record id its index item named
         (None = absent); any difference raises :class:`Conflict` before the receipt is written.
-        ``guard`` runs under the lease before the claim (the tombstone check). Operations over
+        ``guard`` runs under the lease before the claim (the tombstone check), unless the head read
+        under that lease proves no forget was ever claimed here (tombstones are only written after a
+        forget's claim, which flags the head in its transaction). Operations over
         ``MAX_ENTRIES_PER_OPERATION`` are split in several.
         """
         if not writes and not files:
@@ -250,8 +244,8 @@ class LogStore:
                 if lo == 0:  # the checks and the guard run once, under the first part's lease
                     if not self.rows.unchanged(ref, expected or {}, expected_slots or {}):
                         raise Conflict("a row changed since it was read")
-                    if guard is not None:
-                        guard()
+                    if guard is not None and head.may_have_tombstones:
+                        guard()  # skipped only when the head proves no forget ever claimed here
 
                 def requests(entries: list[logcore.Entry]) -> Iterable[Request]:
                     return self.rows.write_requests(ref, entries, rows, by_file, retired if lo == 0 else ())

@@ -15,6 +15,9 @@ Integer literals outside +/-(2^53-1) (RFC 8785 §3.2.2.3: JSON numbers are IEEE-
 - with ``ieee_numbers=True`` (``acx canon``) they are read as the nearest double, as RFC 8785 and
   ECMAScript ``JSON.parse`` do: ``295147905179352830000`` (Appendix B) stays itself, ``1e16`` is
   written ``10000000000000000`` and reads back, so ``canon(canon(x)) == canon(x)``.
+
+About 410 lines, one module: the strict parser, the locator that names the JSON path of a refusal
+and the canonical writer (with its fast path) must agree on every number and string rule.
 """
 
 from __future__ import annotations

@@ -2,14 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from acx.core.forgetting import Hit
 from acx.core.records import zone_of
 
 
 class CorruptStore(Exception):
     """A stored item that cannot be decoded: never read as empty (raised by stores, seen by use cases)."""
+
+
+class NotFound(Exception):
+    """No such record, file or log range (the use cases answer 404)."""
+
+
+class Conflict(Exception):
+    """Another writer changed a row the caller based its merge on: re-read, re-merge, retry."""
+
+
+class Forgotten(Exception):
+    """A tombstone refuses part of the operation (checked under the lease, in the commit)."""
+
+    def __init__(self, hits: list[Hit], files: list[str] | None = None) -> None:
+        super().__init__(f"{len(hits)} record(s) and {len(files or [])} file(s) were forgotten")
+        self.hits = hits
+        self.files = files or []
+
+
+@dataclass(frozen=True)
+class Tombstones:
+    """The keyed hashes a forget files: exact keys, id keys, file keys, and near-copy sketches."""
+
+    knowledge: tuple[str, ...] = ()
+    ids: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    sketches: tuple[tuple[str, tuple[int, ...]], ...] = ()  # (knowledge key, sketch)
+
+    @classmethod
+    def union(cls, parts: Sequence[Tombstones]) -> Tombstones:
+        def merged(name: str) -> tuple[Any, ...]:
+            return tuple(dict.fromkeys(x for p in parts for x in getattr(p, name)))
+
+        sketches = tuple({kk: sk for p in parts for kk, sk in p.sketches}.items())
+        return cls(merged("knowledge"), merged("ids"), merged("files"), sketches)
 
 
 @dataclass(frozen=True)

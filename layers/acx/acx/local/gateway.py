@@ -8,6 +8,10 @@ shape ``{"error": {"code", "message"}}`` with what to do next (AWS's HTTP API an
 ``{"message": ...}`` there and cannot be told otherwise; the CLI reads both).
 
 ``POST /local/token`` and ``GET /local/jwks.json`` exist only here (dev tokens for the CLI and tests).
+
+About 660 lines, one module: the route table read from template.yaml, the JWT authorizer stand-in,
+the payload-2.0 event builder and the HTTP server are the one API Gateway behaviour the handler runs
+under; each step reads the request state the one before it built.
 """
 
 from __future__ import annotations
@@ -347,6 +351,7 @@ class Gateway:
         s3_backend: str | None = None,
         s3_buckets: tuple[str, ...] = (),
         credentials: tuple[str, str] | None = None,
+        on_s3_write: Callable[[], None] | None = None,
     ) -> None:
         """``s3_backend`` (moto's URL), ``s3_buckets`` and ``credentials`` turn on the S3 front:
         path-style requests for those buckets are proxied to moto, presigned ones only once
@@ -355,6 +360,7 @@ class Gateway:
         self.s3_backend = urlsplit(s3_backend) if s3_backend else None
         self.s3_buckets = frozenset(s3_buckets)
         self.credentials = credentials
+        self.on_s3_write = on_s3_write  # told after each S3 write it forwarded (wakes the queue pumps)
         self.issuer = issuer
         self.routes = routes
         self.catch_all = catch_all  # a $default route: unmatched requests go to the function
@@ -441,6 +447,8 @@ class Gateway:
             status, headers, payload = _s3_error(403, "AccessDenied", "Access Denied")
         if status == 0:
             status, headers, payload = self._forward_s3(req, method, body)
+            if method in ("PUT", "POST") and status < 300 and self.on_s3_write is not None:
+                self.on_s3_write()
         self.access_log(method, parts.path, status, (time.monotonic() - started) * 1000)
         req.send_response(status)
         has_length = False

@@ -20,8 +20,8 @@ Two more costs measured with py-spy on a 10,000-record presigned ingest (docs/LO
 
 - moto 5 parses every request body by walking botocore's shape model (``parse_parameters``: ~10% of
   the whole ingest). DynamoDB's JSON protocol needs only one conversion, base64 ``B``/``BS``
-  attribute values to bytes, so :func:`_parse_parameters` does ``json.loads`` plus that walk, and
-  gives the same dict (pinned by tests/integration/test_moto_dynamodb.py).
+  attribute values to bytes, so :func:`_parse_parameters` does ``json.loads`` with that conversion
+  as its object hook, and gives the same dict (pinned by tests/integration/test_moto_dynamodb.py).
 - ``LimitedSizeDict.__setitem__`` re-sums the size of the whole item for every attribute it sets
   (quadratic in the attribute count); :func:`_item_init` sums once and raises the same
   ``ItemSizeTooLarge`` past the same 405,000 bytes.
@@ -69,19 +69,23 @@ def install() -> None:
     _INSTALLED = True
 
 
-def _attribute_values(value: Any) -> Any:
-    """Decode base64 binaries inside any structure of DynamoDB JSON, as botocore's shape parser does."""
-    if isinstance(value, dict):
-        if len(value) == 1:
-            ((tag, inner),) = value.items()
-            if tag == "B" and isinstance(inner, str):
-                return {"B": base64.b64decode(inner)}
-            if tag == "BS" and isinstance(inner, list) and all(isinstance(v, str) for v in inner):
-                return {"BS": [base64.b64decode(v) for v in inner]}
-        return {k: _attribute_values(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_attribute_values(v) for v in value]
+def _binary(value: dict[str, Any]) -> Any:
+    """``json.loads`` object hook: base64 ``B``/``BS`` attribute values to bytes, as botocore's shape
+    parser does, one object at a time from inside the C decoder (2-3x less CPU than walking the
+    parsed tree afterwards, measured on 25-row batches and 100-key reads)."""
+    if len(value) == 1:
+        inner = value.get("B")
+        if isinstance(inner, str):
+            return {"B": base64.b64decode(inner)}
+        inner = value.get("BS")
+        if isinstance(inner, list) and all(isinstance(v, str) for v in inner):
+            return {"BS": [base64.b64decode(v) for v in inner]}
     return value
+
+
+def _loads(body: bytes | str) -> Any:
+    """A DynamoDB JSON request body as moto's shape parser gives it (base64 binaries decoded)."""
+    return json.loads(body, object_hook=_binary)
 
 
 def _parse_parameters(self: Any, request: Any) -> None:
@@ -89,7 +93,7 @@ def _parse_parameters(self: Any, request: Any) -> None:
     if not body:
         self.params = {}
         return
-    self.params = _attribute_values(json.loads(body))
+    self.params = _loads(body)
 
 
 def _contains_duplicates(self: Any, keys: list[Any]) -> bool:
@@ -167,7 +171,7 @@ def _batch_write_item(self: Any) -> Any:
         size = _attributes_size(attrs)
         if kind == "PutRequest" and size > MAX_ITEM_BYTES:
             raise MockValidationException(_ITEM_TOO_LARGE)
-        marker = (table_name, json.dumps({n: attrs[n] for n in names}, sort_keys=True, default=repr))
+        marker = (table_name, _key_marker({n: attrs[n] for n in names}))
         if marker in seen:
             raise MockValidationException("Provided list of item keys contains duplicates")
         seen.add(marker)
@@ -195,9 +199,13 @@ def _item_init(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) 
 
     self.hash_key = hash_key
     self.range_key = range_key
-    values = {key: DynamoType(value) for key, value in attrs.items()}
-    if sum(bytesize(key) + value.size() for key, value in values.items()) > 405000:
+    size = sum(
+        bytesize(key) + (_value_size(value) if isinstance(value, dict) else DynamoType(value).size())
+        for key, value in attrs.items()
+    )
+    if size > 405000:
         raise ItemSizeTooLarge
+    values = {key: DynamoType(value) for key, value in attrs.items()}
     self.attrs = LimitedSizeDict(values)  # dict.update: no per-key re-sum
 
 
@@ -267,11 +275,31 @@ def _transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> No
 
 def _attributes_size(attributes: dict[str, Any] | None) -> int:
     """DynamoDB's item size: UTF-8 bytes of each attribute name plus its value's size."""
+    return sum(len(name.encode("utf-8")) + _value_size(value) for name, value in (attributes or {}).items())
+
+
+def _value_size(value: Any) -> int:
+    """``DynamoType(value).size()`` computed on the JSON form, without building the DynamoType tree
+    (BatchWriteItem sized every item twice that way: once here, once when moto stores it)."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((tag, inner),) = value.items()
+        if tag == "N":
+            return len(str(inner))
+        if tag in ("SS", "NS", "BS") and isinstance(inner, list):
+            return sum(_value_size({tag[0]: v}) for v in inner)
+        if tag == "L" and isinstance(inner, list):
+            return sum(_value_size(v) for v in inner)
+        if tag == "M" and isinstance(inner, dict):
+            return sum(len(k.encode("utf-8")) + _value_size(v) for k, v in inner.items())
+        if isinstance(inner, bool):
+            return 1
+        if isinstance(inner, bytes):
+            return len(inner)
+        if isinstance(inner, str):
+            return len(inner.encode("utf-8"))
     from moto.dynamodb.models.dynamo_type import DynamoType
 
-    return sum(
-        len(name.encode("utf-8")) + DynamoType(value).size() for name, value in (attributes or {}).items()
-    )
+    return int(DynamoType(value).size())  # anything else: moto's own answer (or its error)
 
 
 def _transaction_size(transact_items: list[dict[str, Any]]) -> int:
@@ -404,7 +432,7 @@ def call(headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], byt
     if not action or method is None or action not in _ACTIONS:
         raise NotImplementedError(f"The {action or target!r} action has not been implemented")
     try:
-        params = _attribute_values(json.loads(body)) if body else {}
+        params = _loads(body) if body else {}
     except ValueError:
         params = None
     if not isinstance(params, dict):

@@ -10,6 +10,10 @@ function. Tests and the demo use it as a context manager::
         token = stack.token("demo")
         ...  # HTTP against stack.endpoint
         stack.drain()
+
+About 680 lines, one module: ``LocalStack`` is one lifecycle (data directory, moto, resources,
+handlers, pumps, schedule, then shutdown in reverse) whose steps share its state; the event builders
+beside it are what its pumps send.
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ LOCK_NAME = "lock"
 
 
 _TRANSPORT_ID = "acx-local-in-process-moto"
+#: Seconds between an idle queue pump's polls: doubling from MIN to MAX while the queue stays empty.
+PUMP_IDLE_MIN, PUMP_IDLE_MAX = 0.1, 0.5
 
 
 class DataDirBusy(RuntimeError):
@@ -228,6 +234,7 @@ class LocalStack:
         self._gateway: Gateway | None = None
         self._saved_env: dict[str, str | None] = {}
         self._stop = threading.Event()
+        self._wakes: list[threading.Event] = []  # one per queue pump: a forwarded S3 write sets them
         self._threads: list[threading.Thread] = []
         self._busy = 0
         self._busy_lock = threading.Lock()
@@ -319,6 +326,7 @@ class LocalStack:
                     FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
                     FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
                 ),
+                on_s3_write=self._wake_pumps,
             ).start()
             # The functions reach S3 through the gateway, so the presigned URLs they mint point at it
             # and are checked there (moto checks no signature): the tenant boundary holds locally.
@@ -334,6 +342,7 @@ class LocalStack:
     def close(self) -> None:
         """Stop threads, the gateway and moto; restore the environment."""
         self._stop.set()
+        self._wake_pumps()
         for t in self._threads:
             t.join(timeout=10)
         self._threads.clear()
@@ -540,6 +549,9 @@ class LocalStack:
         url, arn = self._queues[name]
         handler = self.handlers[name]
         assert handler is not None
+        wake = threading.Event()
+        self._wakes.append(wake)
+        idle = PUMP_IDLE_MIN
         while not self._stop.is_set():
             try:
                 resp = sqs.receive_message(
@@ -556,12 +568,23 @@ class LocalStack:
                 continue
             messages = resp.get("Messages") or []
             if not messages:
-                self._stop.wait(0.1)
+                # An idle pump polls less and less often (each poll is a few ms of CPU taken from a
+                # running ingest), up to PUMP_IDLE_MAX; an upload's PUT wakes it at once.
+                if wake.wait(idle):
+                    wake.clear()
+                    idle = PUMP_IDLE_MIN
+                else:
+                    idle = min(idle * 2, PUMP_IDLE_MAX)
                 continue
+            idle = PUMP_IDLE_MIN
             # Received messages are invisible in the queue until deleted, and the handler runs under
             # _working(), so drain() never sees "idle" while a batch is in flight.
             with self._working():
                 self._deliver(sqs, name, url, arn, handler, messages)
+
+    def _wake_pumps(self) -> None:
+        for wake in list(self._wakes):
+            wake.set()
 
     def _deliver(
         self, sqs: Any, name: str, url: str, arn: str, handler: Handler, messages: list[dict[str, Any]]

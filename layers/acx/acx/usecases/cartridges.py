@@ -45,6 +45,11 @@ def request_export(
         raise not_found()
     require_unlocked(deps, tenant, package)
     size = deps.log.head(ref).size
+    queue = deps.export_queue() if force_async or size > SYNC_EXPORT_MAX_RECORDS else None
+    if queue is not None and not queue.configured:  # refused before the job: no pending job no one runs
+        raise ServiceError(
+            503, "unavailable", "asynchronous export is not configured", headers={"Retry-After": "5"}
+        )
     cartridge_id = uuid.uuid4().hex
     deps.jobs.create(
         tenant,
@@ -55,12 +60,7 @@ def request_export(
         includeFieldLearned=include_field_learned,
         logSize=size,
     )
-    if force_async or size > SYNC_EXPORT_MAX_RECORDS:
-        queue = deps.export_queue()
-        if not queue.configured:
-            raise ServiceError(
-                503, "unavailable", "asynchronous export is not configured", headers={"Retry-After": "5"}
-            )
+    if queue is not None:
         queue.send({"tenant": tenant, "package": package, "cartridgeId": cartridge_id})
         return 202, {"cartridgeId": cartridge_id, "status": "pending"}
     return 201, run_export(deps, tenant, package, cartridge_id)

@@ -62,6 +62,7 @@ class Deps:
     queue: MessageQueue | None = None
     alarm_topic: AlarmTopic | None = None
     idempotency_store: IdempotencyStore | None = None
+    catalog_reader: Catalog | None = None
 
     def index(self) -> IndexHooks:
         """The search index hooks (built on first use; tests may set ``index_hooks``)."""
@@ -93,7 +94,11 @@ class Deps:
 
     def catalog(self) -> Catalog:
         """Read-only listings (packages of a tenant, record counts): ``acx.adapters.catalog``."""
-        return Catalog(client("dynamodb"), self.settings.heads_table, self.settings.records_table)
+        if self.catalog_reader is None:
+            self.catalog_reader = Catalog(
+                client("dynamodb"), self.settings.heads_table, self.settings.records_table
+            )
+        return self.catalog_reader
 
     @property
     def near(self) -> NearPolicy:

@@ -17,12 +17,10 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from acx.adapters.log_rows import Tombstones
-from acx.adapters.log_store import NotFound
 from acx.core import forgetting
 from acx.core.canonical import dumps, loads
 from acx.core.package import PackageRef
-from acx.core.rows import LogRow
+from acx.core.rows import LogRow, NotFound, Tombstones
 from acx.usecases.deps import Deps
 from acx.usecases.errors import not_found
 from acx.usecases.locks import require_unlocked

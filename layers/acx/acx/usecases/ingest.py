@@ -17,12 +17,11 @@ from collections.abc import Iterable, Set
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from acx.adapters.log_store import Conflict, Forgotten
 from acx.core import forgetting
 from acx.core.bundle import BundleError, Limits, parse_bundle, parse_bundle_stream
 from acx.core.merge import MergeConflict, merge_into, slot_keys
 from acx.core.package import PackageRef
-from acx.core.rows import FileWrite, LogRow, Lookup, RecordWrite
+from acx.core.rows import Conflict, FileWrite, Forgotten, LogRow, Lookup, RecordWrite
 from acx.core.scrub import ScrubReport, scan_bundle
 from acx.observability import logger
 from acx.usecases.deps import Deps
@@ -180,7 +179,18 @@ def _merge_and_append(
     deps: Deps, ref: PackageRef, actor: str, bundle: Any, on_forgotten: str
 ) -> IngestSummary:
     keyer, near = deps.forget_keys, deps.near
-    all_probes = forgetting.probes(keyer, bundle.records, near)
+    computed: list[list[forgetting.Probe]] = []
+
+    def all_probes() -> list[forgetting.Probe]:
+        """The probes of every record, computed once, only for a package that may hold tombstones
+        (none for one whose head shows no forget: a sketch and 20 band keys per record saved)."""
+        if not computed:
+            computed.append(forgetting.probes(keyer, bundle.records, near))
+        return computed[0]
+
+    if deps.log.may_have_tombstones(ref):
+        all_probes()  # before the lease: sketching a large upload is seconds of CPU, not of reads
+
     incoming_files = [
         FileWrite(p, c, forgetting.file_key(keyer, c)) for p, c in [*bundle.knowledge, *bundle.skills]
     ]
@@ -189,7 +199,6 @@ def _merge_and_append(
     for attempt in range(MAX_CONFLICT_RETRIES):
         keep = [i for i in range(len(bundle.records)) if i not in skipped]
         records = [bundle.records[i] for i in keep]
-        probes = [all_probes[i] for i in keep]
         files = [f for f in incoming_files if f.path not in skipped_files]
         slots = slot_keys(records)
         reader = _Reader(deps, ref)
@@ -217,8 +226,9 @@ def _merge_and_append(
             summary.bundle = _store_canonical(deps, ref, bundle, set(skipped), skipped_files)
             return summary
 
-        def guard(probes: list[forgetting.Probe] = probes, files: list[FileWrite] = files) -> None:
+        def guard(keep: list[int] = keep, files: list[FileWrite] = files) -> None:
             """Under the writer's lease: nothing forgotten may be written (the race closes here)."""
+            probes = [all_probes()[i] for i in keep]
             hits = deps.log.rows.tombstone_hits(ref, probes, near)
             stones = deps.log.rows.file_forgotten(ref, [f.file_key for f in files if f.file_key])
             refused = [f.path for f in files if f.file_key in stones]

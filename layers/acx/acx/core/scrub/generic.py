@@ -309,6 +309,7 @@ def _check_run(buf: bytes, tok: bytes, pos: int, spans: list[Span], budget: list
         and core.upper() != core
         and _AWS_CONTEXT.search(buf, max(0, start - 64), start) is not None
         and not judge.is_placeholder(core)
+        and not judge.is_wordy(core)  # ``Policy/Properties/PolicyDocument/Version``: a path of words
     ):
         spans.append(("aws-secret-access-key", start, start + 40, BLOCK))
         return

@@ -1,4 +1,5 @@
-"""Where the handler reads scopes and the tenant from: the configured claims, in every shape."""
+"""usecases.access: where the handler reads scopes and the tenant from (the configured claims, in
+every shape), which claims make a 401, and the 403/400 a principal and a package id answer."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from acx.usecases.access import ClaimNames, principal_from_event, token_scopes
+from acx.usecases.access import ClaimNames, Principal, check_package_id, principal_from_event, token_scopes
 from acx.usecases.errors import ServiceError
 
 
@@ -66,3 +67,42 @@ def test_settings_carry_the_claim_configuration(monkeypatch: pytest.MonkeyPatch)
     finally:
         monkeypatch.undo()
         settings.cache_clear()
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"sub": "u"},  # no tenant
+        {"sub": "u", "tenant": "acme\n"},  # a trailing newline would pass a $-anchored pattern
+        {"sub": "u", "tenant": ".."},  # an S3 key segment
+        {"sub": "u", "tenant": "-acme"},
+        {"sub": "u", "tenant": "a" * 65},
+        {"sub": "u", "tenant": 7},
+        {"tenant": "acme"},  # no subject
+        {"sub": "  ", "tenant": "acme"},
+        {"sub": 5, "tenant": "acme"},
+    ],
+)
+def test_claims_the_service_cannot_rely_on_are_401(claims: dict[str, Any]) -> None:
+    with pytest.raises(ServiceError) as err:
+        principal_from_event(_event(claims), ClaimNames())
+    assert (err.value.status, err.value.code) == (401, "unauthorized")
+    assert "acme" not in err.value.message  # the claim's value is never echoed
+
+
+def test_a_principal_is_tenant_scoped_and_refuses_a_missing_scope_with_403() -> None:
+    p = principal_from_event(_event({"sub": "x" * 300, "tenant": "acme"}, ["memory:read"]), ClaimNames())
+    assert p.actor == "acme/" + "x" * 128
+    p.require("memory:read")
+    with pytest.raises(ServiceError) as err:
+        p.require("memory:write")
+    assert (err.value.status, err.value.extra) == (403, {"scope": "memory:write"})
+    assert Principal("acme", "u", frozenset()).scopes == frozenset()
+
+
+@pytest.mark.parametrize("package", ["", "UPPER", "-lead", "a/b", "a" * 65, "notes\n"])
+def test_a_package_id_outside_the_pattern_is_400_naming_pkg(package: str) -> None:
+    with pytest.raises(ServiceError) as err:
+        check_package_id(package)
+    assert (err.value.status, err.value.path) == (400, "$.pkg")
+    assert check_package_id("notes-2") == "notes-2"

@@ -1,0 +1,133 @@
+"""usecases.search on fakes: query checks, results re-read from the log, and the index kept in step.
+
+The index objects live in ``FakeObjects`` behind ``tests.fakes.FakeIndexStore`` (``search._store`` is
+replaced: the use case builds its store from ``deps.data`` itself, see the report of issue 15).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from acx.core.package import PackageRef
+from acx.core.rows import RecordWrite
+from acx.usecases import forget, search
+from acx.usecases.errors import ServiceError
+from tests.factories import memory
+from tests.fakes import chained_deps, ingest_records
+
+REF = PackageRef("t1", "notes")
+NOTES = {
+    "retry": ("Retry with exponential backoff", "The flaky payment test passed after jittered retries"),
+    "cache": ("Warm the cache before deploys", "Cold caches made the first requests time out"),
+    "lint": ("Pin the linter version", "A new ruff release changed the formatting of every file"),
+}
+
+
+@pytest.fixture
+def deps(fake_search_index):
+    d = chained_deps()
+    put(d, *(memory(rid, title=t, summary=s) for rid, (t, s) in NOTES.items()))
+    return d
+
+
+def put(deps, *records: dict) -> None:
+    ingest_records(deps, REF, *records)
+
+
+def ids(deps, q: str, **kw: object) -> list[str]:
+    search.CACHE.views.clear()  # each call sees the stored index, not this process's warm copy
+    return [r.id for r in search.search(deps, "t1", "notes", search.parse_query(q, **kw)).results]
+
+
+def index_bytes(deps) -> bytes:
+    return b"".join(b for k, vs in deps.data.history.items() if k.startswith("indexes/") for b in vs)
+
+
+def test_a_query_finds_the_memory_that_matches_with_its_signals(deps) -> None:
+    out = search.search(deps, "t1", "notes", search.parse_query("payment retries backoff", k=2))
+    assert out.results[0].id == "retry" and out.results[0].record["title"] == NOTES["retry"][0]
+    lexical = out.results[0].signals.lexical
+    assert lexical is not None and "retri" in lexical.terms  # stemmed
+    assert len(out.results) <= 2 and out.engine == "local-hash-128"
+
+
+def test_a_forgotten_memory_is_never_a_result_even_while_the_index_still_holds_it(deps) -> None:
+    deps.log.forget(REF, "ops", record_id="retry")  # the log only: the index hook did not run
+    assert "retry" not in ids(deps, "payment retries backoff")
+
+
+def test_forget_removes_the_memory_from_every_stored_segment_version(deps) -> None:
+    assert b"jitter" in index_bytes(deps) and b"payment" in index_bytes(deps)
+    forget.forget(deps, "t1", "notes", "ops", record_id="retry")
+    assert b"jitter" not in index_bytes(deps) and b"payment" not in index_bytes(deps)
+    assert ids(deps, "warm cache deploys")[0] == "cache"
+
+
+def test_each_ingest_adds_a_segment_and_compaction_merges_them(deps) -> None:
+    put(deps, memory("db", title="Vacuum the database weekly", summary="Bloat slowed every query down"))
+    store = search._store(deps)
+    assert len(store.manifest("t1", "notes").segments) == 2
+    assert search.compact(deps, "t1", "notes") == {"segments": 2, "compacted": 1}
+    assert len(store.manifest("t1", "notes").segments) == 1 and len(store.segment_keys("t1", "notes")) == 1
+    assert ids(deps, "database bloat vacuum")[0] == "db"
+
+
+def test_a_missing_index_is_rebuilt_from_the_log_and_an_unknown_package_is_404(deps) -> None:
+    search.SearchIndexer(deps).drop_index("t1", "notes")
+    assert not any(k.startswith("indexes/") for k in deps.data.objects)
+    assert ids(deps, "linter formatting")[0] == "lint"
+    assert search._store(deps).manifest("t1", "notes") is not None  # installed for the next search
+    with pytest.raises(ServiceError) as info:
+        search.search(deps, "t1", "nope", search.parse_query("x"))
+    assert info.value.status == 404
+
+
+def test_a_writer_that_keeps_losing_the_manifest_race_drops_the_index_for_a_rebuild(deps) -> None:
+    search._store(deps).conflicts = search.MAX_RETRIES
+    put(deps, memory("db", title="Vacuum the database weekly", summary="Bloat slowed every query down"))
+    assert search._store(deps).manifest("t1", "notes") is None
+    assert ids(deps, "database bloat vacuum")[0] == "db"  # rebuilt from the log, nothing lost
+
+
+def test_tier_and_tag_filter_the_results(deps) -> None:
+    put(
+        deps, memory("tagged", title="Retry the flaky upload", summary="Jittered retries again", tags=["ops"])
+    )
+    assert ids(deps, "retries jittered", tag="ops") == ["tagged"]
+    assert ids(deps, "retries jittered", tier="save") == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "path"),
+    [
+        ({"q": None}, "$.q"),
+        ({"q": "   "}, "$.q"),
+        ({"q": "x" * (search.MAX_QUERY_CHARS + 1)}, "$.q"),
+        ({"q": "a\x00b"}, "$.q"),
+        ({"q": "x", "k": "0"}, "$.k"),
+        ({"q": "x", "k": search.MAX_K + 1}, "$.k"),
+        ({"q": "x", "k": True}, "$.k"),
+        ({"q": "x", "k": "ten"}, "$.k"),
+        ({"q": "x", "tier": "field"}, "$.tier"),
+        ({"q": "x", "tag": ""}, "$.tag"),
+    ],
+)
+def test_a_query_search_cannot_run_is_400_naming_the_parameter(kwargs, path) -> None:
+    with pytest.raises(ServiceError) as info:
+        search.parse_query(**kwargs)
+    assert (info.value.status, info.value.path) == (400, path)
+    q = kwargs["q"]
+    assert not q or not q.strip() or q not in info.value.message  # the query may hold a secret
+
+
+def test_a_valid_query_keeps_its_values() -> None:
+    assert search.parse_query("x", "7", "rom", "ops") == search.SearchQuery(q="x", k=7, tier="rom", tag="ops")
+    assert search.parse_query("x").k == search.DEFAULT_K
+
+
+def test_a_memory_forgotten_while_its_ingest_indexed_it_is_taken_out_again(deps) -> None:
+    race = memory("race-7Qx", title="Quarterly vendor escalation", summary="Escalate to the vendor hotline")
+    deps.log.append(REF, "agent", [RecordWrite(race, "slot-race")])
+    deps.log.forget(REF, "ops", record_id="race-7Qx")  # lands before the ingest's index hook runs
+    search.SearchIndexer(deps).indexed("t1", "notes", [race], {}, new_package=False)
+    assert b"race-7Qx" not in index_bytes(deps) and b"escal" not in index_bytes(deps)
