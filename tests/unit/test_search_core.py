@@ -281,3 +281,15 @@ def test_a_damaged_segment_is_refused_by_the_view_too() -> None:
         IndexView(ENGINE.id, ENGINE.dim, [Packed.parse(bytes(data))])
     with pytest.raises(SegmentError):
         Segment.from_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("n", [0, 1, 1023, 1024, 2500])
+def test_the_blocked_transpose_is_the_dimension_major_copy(n: int) -> None:
+    import numpy as np
+
+    from acx.core.search.ranking import _transposed
+
+    rows = np.random.default_rng(n).integers(-127, 128, size=(n, 16), dtype=np.int8)
+    got = _transposed(rows, block=1024)
+    assert got.shape == (16, n) and got.flags.c_contiguous
+    assert np.array_equal(got, rows.T)

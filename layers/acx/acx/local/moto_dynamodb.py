@@ -60,9 +60,10 @@ def install() -> None:
     DynamoHandler.batch_write_item = _batch_write_item  # type: ignore[method-assign]
     DynamoHandler._contains_duplicates = _contains_duplicates  # type: ignore[method-assign]
     Item.__init__ = _item_init  # type: ignore[method-assign]
-    from acx.local import moto_query
+    from acx.local import moto_batch_get, moto_query
 
     moto_query.install()  # paged Query in O(page), not O(table): acx/local/moto_query.py
+    moto_batch_get.install()  # BatchGetItem answered as JSON directly: acx/local/moto_batch_get.py
     global _ACTIONS
     _ACTIONS = _actions()
     _INSTALLED = True

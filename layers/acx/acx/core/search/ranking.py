@@ -28,6 +28,7 @@ LEXICAL_ENGINE_WEIGHT = 0.1
 SEMANTIC_ENGINE_WEIGHT = 1.0
 IMPACT_CACHE_POSTINGS = 4_000_000  # BM25 tf parts kept per view (~8 bytes each with their doc ids)
 DENSE_CHUNK = 16_384  # docs per block when a dense query scores int8 vectors (bounds the float copy)
+TRANSPOSE_BLOCK = 1024  # rows per block when the vectors are copied dimension-major (fits in cache)
 
 
 class EngineMismatch(ValueError):
@@ -304,7 +305,7 @@ class IndexView:
         nz = np.flatnonzero(q)
         if len(nz) * 2 <= self.dim:  # a hash engine's query touches a few dimensions
             if self._columns is None:
-                self._columns = np.ascontiguousarray(self._vectors.T)
+                self._columns = _transposed(self._vectors)
             # One multiply-add per non-zero dimension straight from int8 (no float copy of the
             # matrix; measured 6x cheaper than a BLAS product of the gathered rows at 100k docs).
             dots = np.zeros(self.total, dtype=np.float32)
@@ -404,6 +405,19 @@ def _ranked(scores: Any, depth: int = POOL) -> Any:
     if len(cand) > depth:
         cand = cand[np.argpartition(-scores[cand], depth - 1)[:depth]]
     return cand[np.lexsort((cand, -scores[cand]))]
+
+
+def _transposed(rows: Any, block: int = TRANSPOSE_BLOCK) -> Any:
+    """A dimension-major copy of an (n, dim) int8 matrix, copied in blocks of rows: one block's rows
+    and columns stay in cache (measured 0.02-0.035 s against 0.08 s for ``np.ascontiguousarray(m.T)``
+    at 100,000 x 128 on this machine; it is the first sparse query's largest cost after a cold load)."""
+    import numpy as np
+
+    n, dim = rows.shape
+    out = np.empty((dim, n), dtype=rows.dtype)
+    for lo in range(0, n, block):
+        out[:, lo : lo + block] = rows[lo : lo + block].T
+    return out
 
 
 def _ranks_of(order: Any, top: Any) -> dict[int, int]:
