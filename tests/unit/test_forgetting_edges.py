@@ -47,10 +47,14 @@ def test_shingles_are_word_bigrams_and_a_lone_word_is_itself(text: str, want: li
 def test_a_probe_is_an_immutable_value() -> None:
     """The keys a probe carries are checked by three rules (exact, id, near) in separate store reads;
     none of them can alter what the next one checks, and equal probes are one set member."""
-    (probe,) = f.probes(f.StaticKeyer(b"k" * 32), [{"id": "m", "title": TITLE, "summary": SUMMARY}], f.NearPolicy())
+    (probe,) = f.probes(
+        f.StaticKeyer(b"k" * 32), [{"id": "m", "title": TITLE, "summary": SUMMARY}], f.NearPolicy()
+    )
     with pytest.raises(dataclasses.FrozenInstanceError):
         probe.knowledge = "0" * 64  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         probe.sketch = None  # type: ignore[misc]
-    again = f.probes(f.StaticKeyer(b"k" * 32), [{"id": "m", "title": TITLE, "summary": SUMMARY}], f.NearPolicy())
+    again = f.probes(
+        f.StaticKeyer(b"k" * 32), [{"id": "m", "title": TITLE, "summary": SUMMARY}], f.NearPolicy()
+    )
     assert {probe, *again} == {probe}
