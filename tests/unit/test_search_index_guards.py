@@ -171,3 +171,21 @@ def test_a_doc_and_a_parsed_segment_are_immutable() -> None:
     packed = Packed.parse(bytes(_bytes()))
     with pytest.raises(dataclasses.FrozenInstanceError):
         packed.n = 99  # type: ignore[misc]
+
+
+def test_a_merged_or_forgotten_segment_is_the_segment_built_from_its_docs() -> None:
+    """Compaction and forget rewrite segments by remapping postings; what they write must read back
+    and hold, for every term, the postings a fresh build of the surviving docs holds."""
+    from acx.core.search.segment import merge
+
+    recs = [_rec("a", "alpha beta"), _rec("b", "beta gamma"), _rec("c", "alpha delta")]
+    a = Segment.build(ENGINE.id, ENGINE.dim, to_docs(recs[:2], ENGINE))
+    b = Segment.build(ENGINE.id, ENGINE.dim, to_docs(recs[2:], ENGINE))
+    fresh = Segment.build(ENGINE.id, ENGINE.dim, to_docs(recs, ENGINE))
+    merged = Segment.from_bytes(merge([a, b], ENGINE.id, ENGINE.dim, lambda s, i: True).to_bytes())
+    assert merged.ids == fresh.ids and merged.postings == fresh.postings
+    assert list(merged.docs) == list(fresh.docs) and list(merged.tfs) == list(fresh.tfs)
+    kept = Segment.from_bytes(fresh.without({"a"}).to_bytes())
+    rebuilt = Segment.build(ENGINE.id, ENGINE.dim, to_docs(recs[1:], ENGINE))
+    assert kept.ids == ["b", "c"] and kept.postings == rebuilt.postings
+    assert list(kept.docs) == list(rebuilt.docs)
