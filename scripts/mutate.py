@@ -119,6 +119,7 @@ class ModuleConfig:
     tests: list[str]
     skip: list[str] = field(default_factory=list)
     sample: int | None = None
+    deselect: list[str] = field(default_factory=list)  # pytest node-id prefixes left out of the run
 
 
 @dataclass
@@ -148,6 +149,7 @@ def load_config(path: Path) -> Config:
             tests=list(spec["tests"]),
             skip=list(spec.get("skip", [])),
             sample=spec.get("sample"),
+            deselect=list(spec.get("deselect", [])),
         )
         for name, spec in data.get("modules", {}).items()
     }
@@ -535,7 +537,12 @@ class _LineTracer:
 
 
 def _child(
-    mutant: Mutant | None, tests: list[str], cfg: Config, log: str | None, trace: tuple[set[str], str] | None
+    mutant: Mutant | None,
+    tests: list[str],
+    cfg: Config,
+    log: str | None,
+    trace: tuple[set[str], str] | None,
+    deselect: Sequence[str] = (),
 ) -> None:
     """In the forked child: install the mutant, run the tests, exit with pytest's code."""
     code = 3
@@ -554,6 +561,8 @@ def _child(
         if trace is not None:
             plugins.append(_LineTracer(*trace))
         args = [*tests, "-x", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", "--no-header", "-W", "ignore"]
+        for prefix in deselect:
+            args += ["--deselect", prefix]
         code = int(pytest.main(args, plugins=plugins))
     except BaseException:  # a crash is reported, never falls back into the parent's loop
         import traceback
@@ -612,7 +621,14 @@ def _run_all(jobs: list[Job], cfg: Config, workers: int, log_dir: str | None) ->
                 sys.stdout.flush()
                 pid = os.fork()
                 if pid == 0:
-                    _child(job.mutant, job.tests, cfg, _log_path(log_dir, job), job.trace)
+                    _child(
+                        job.mutant,
+                        job.tests,
+                        cfg,
+                        _log_path(log_dir, job),
+                        job.trace,
+                        cfg.modules[job.module].deselect,
+                    )
                 running[pid] = (job, time.monotonic())
             pid, status, usage = os.wait4(-1, os.WNOHANG)
             if pid == 0:
