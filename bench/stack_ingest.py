@@ -22,12 +22,11 @@ import os
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from bench.common import bundle_bytes, generate_records
-from bench.stack import _Api, _expect
+from bench.stack import _Api, _expect, presigned_ingest
 
 TARGET_N = 100_000
 TARGET_S = 120.0
@@ -53,26 +52,7 @@ def _load() -> str:
 def _ingest(api: _Api, n: int, budget: float) -> tuple[float, float, dict[str, Any], int]:
     body = bundle_bytes(generate_records(n, seed=3, prefix="bulk"))
     cpu0 = time.process_time()
-    started = time.perf_counter()
-    status, up = api.call("POST", "/v1/packages/bench-bulk/uploads", json.dumps({"size": len(body)}).encode())
-    _expect(status, up, (200, 201), "create upload")
-    req = urllib.request.Request(up["url"], data=body, method="PUT", headers=up.get("headers") or {})  # noqa: S310
-    with urllib.request.urlopen(req, timeout=600) as resp:  # noqa: S310 - the local gateway
-        if resp.status not in (200, 204):
-            raise RuntimeError(f"presigned PUT: HTTP {resp.status}")
-    doc: Any = None
-    deadline = started + budget  # an ingest retried forever (e.g. LeaseExpired) fails the area
-    delay = 0.2  # backs off to 1 s (the figure is then late by at most 1 s): each poll is an API call
-    while time.perf_counter() < deadline:  # in this process, taking CPU from the ingest it waits for
-        status, doc = api.call("GET", f"/v1/packages/bench-bulk/uploads/{up['uploadId']}")
-        _expect(status, doc, (200,), "upload status")
-        if doc.get("status") != "pending":
-            break
-        time.sleep(delay)
-        delay = min(delay * 1.5, 1.0)
-    seconds = time.perf_counter() - started
-    if doc is None or doc.get("status") != "ingested":
-        raise RuntimeError(f"presigned upload still {json.dumps(doc)[:300]} after {seconds:.0f} s")
+    seconds, _, doc = presigned_ingest(api, "bench-bulk", body, budget)
     return seconds, time.process_time() - cpu0, doc, len(body)
 
 

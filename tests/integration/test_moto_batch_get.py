@@ -18,22 +18,12 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from acx.local import moto_batch_get, moto_dynamodb
+from tests.integration.moto_tables import create_pk_sk_table
 
 
 def _tables(client: Any) -> None:
     for name in ("t", "u"):
-        client.create_table(
-            TableName=name,
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_pk_sk_table(client, name)
 
 
 def _fill(client: Any) -> None:

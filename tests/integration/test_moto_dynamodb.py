@@ -18,6 +18,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from acx.local import moto_dynamodb
+from tests.integration.moto_tables import create_pk_sk_table
 
 
 @pytest.fixture
@@ -25,18 +26,7 @@ def ddb() -> Iterator[Any]:
     with mock_aws():
         moto_dynamodb.install()
         client = boto3.client("dynamodb", region_name="us-east-1")
-        client.create_table(
-            TableName="t",
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_pk_sk_table(client)
         yield client
 
 

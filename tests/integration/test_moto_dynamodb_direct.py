@@ -16,6 +16,7 @@ import pytest
 from moto import mock_aws
 
 from acx.local import moto_dynamodb
+from tests.integration.moto_tables import create_pk_sk_table
 
 REGIONS = ("us-east-1", "eu-west-1")
 
@@ -32,18 +33,7 @@ def twins() -> Iterator[None]:
     with mock_aws():
         moto_dynamodb.install()
         for region in REGIONS:
-            boto3.client("dynamodb", region_name=region).create_table(
-                TableName="t",
-                KeySchema=[
-                    {"AttributeName": "pk", "KeyType": "HASH"},
-                    {"AttributeName": "sk", "KeyType": "RANGE"},
-                ],
-                AttributeDefinitions=[
-                    {"AttributeName": "pk", "AttributeType": "S"},
-                    {"AttributeName": "sk", "AttributeType": "S"},
-                ],
-                BillingMode="PAY_PER_REQUEST",
-            )
+            create_pk_sk_table(boto3.client("dynamodb", region_name=region))
         yield
 
 

@@ -18,18 +18,11 @@ import pytest
 from moto import mock_aws
 
 from acx.local import moto_dynamodb, moto_query
+from tests.integration.moto_tables import create_pk_sk_table
 
 
 def _table(client: Any) -> None:
-    client.create_table(
-        TableName="t",
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_pk_sk_table(client)
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ def test_table_prints_memory_text_literally(capsys: pytest.CaptureFixture[str]) 
         "[red]not markup[/red]" in text.replace("\n", "").replace("│", "").replace(" ", "") or "[red]" in text
     )
     assert "m-[1]" in text and "save" in text and "lexical #1 (retri)" in text
-    assert "(1 results, engine local-hash-128)" in text
+    assert "(1 result, engine local-hash-128)" in text
 
 
 def test_query_parameters_leave_unset_ones_out() -> None:

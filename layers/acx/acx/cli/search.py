@@ -73,7 +73,8 @@ def print_results(out: dict[str, Any]) -> None:
             escape("; ".join(parts)),
         )
     console.print(table)
-    console.print(f"({len(out.get('results') or [])} results, engine {out.get('engine')})")
+    n = len(out.get("results") or [])
+    console.print(f"({n} result{'' if n == 1 else 's'}, engine {out.get('engine')})")
 
 
 def register(subparsers: Any) -> None:
