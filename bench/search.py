@@ -444,7 +444,7 @@ def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.
         started = time.perf_counter()
         uc.compact(d, tenant, package)  # what the scheduled run does past COMPACT_AT segments
         compact_s = time.perf_counter() - started
-        store = uc._store(d)
+        store = d.search_index()
         manifest = store.manifest(tenant, package)
         seg_bytes = sum(len(store.get_segment(k)) for k in manifest.segments)
 

@@ -280,14 +280,16 @@ class FakeObjects:
 
 def fake_deps(**settings: Any) -> Deps:
     """A :class:`Deps` of fakes; ``settings`` are environment names (``UPLOAD_URL_TTL=60``)."""
+    data = FakeObjects()
     return Deps(
         settings=Settings(**settings),
         log=FakeLog(),  # type: ignore[arg-type]
-        data=FakeObjects(),  # type: ignore[arg-type]
+        data=data,  # type: ignore[arg-type]
         uploads=FakeObjects(),  # type: ignore[arg-type]
         cartridges=FakeObjects(),  # type: ignore[arg-type]
         jobs=FakeJobs(),  # type: ignore[arg-type]
         signer=None,
+        index_store=FakeIndexStore(data),
     )
 
 

@@ -66,9 +66,9 @@ def test_without_an_alarm_topic_the_failure_is_still_in_the_report(deps) -> None
 def test_indexes_past_the_threshold_are_compacted_after_verification(deps) -> None:
     for i in range(search.COMPACT_AT):
         put(deps, REF, memory(f"m-{i}", title=f"lesson {i}", summary=f"details {i} of {i}"))
-    assert len(search._store(deps).manifest("t1", "notes").segments) == search.COMPACT_AT + 1
+    assert len(deps.search_index().manifest("t1", "notes").segments) == search.COMPACT_AT + 1
     out = scheduled.verify_everything(deps)
-    assert out["indexesCompacted"] == 1 and len(search._store(deps).manifest("t1", "notes").segments) == 1
+    assert out["indexesCompacted"] == 1 and len(deps.search_index().manifest("t1", "notes").segments) == 1
 
 
 def test_a_compaction_failure_never_hides_the_report(deps, monkeypatch) -> None:

@@ -1,7 +1,7 @@
 """usecases.search on fakes: query checks, results re-read from the log, and the index kept in step.
 
-The index objects live in ``FakeObjects`` behind ``tests.fakes.FakeIndexStore`` (``search._store`` is
-replaced: the use case builds its store from ``deps.data`` itself, see the report of issue 15).
+The index objects live in ``FakeObjects`` behind ``tests.fakes.FakeIndexStore``, given to the use case
+as ``Deps.index_store`` like every other adapter.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def test_forget_removes_the_memory_from_every_stored_segment_version(deps) -> No
 
 def test_each_ingest_adds_a_segment_and_compaction_merges_them(deps) -> None:
     put(deps, memory("db", title="Vacuum the database weekly", summary="Bloat slowed every query down"))
-    store = search._store(deps)
+    store = deps.search_index()
     assert len(store.manifest("t1", "notes").segments) == 2
     assert search.compact(deps, "t1", "notes") == {"segments": 2, "compacted": 1}
     assert len(store.manifest("t1", "notes").segments) == 1 and len(store.segment_keys("t1", "notes")) == 1
@@ -76,16 +76,16 @@ def test_a_missing_index_is_rebuilt_from_the_log_and_an_unknown_package_is_404(d
     search.SearchIndexer(deps).drop_index("t1", "notes")
     assert not any(k.startswith("indexes/") for k in deps.data.objects)
     assert ids(deps, "linter formatting")[0] == "lint"
-    assert search._store(deps).manifest("t1", "notes") is not None  # installed for the next search
+    assert deps.search_index().manifest("t1", "notes") is not None  # installed for the next search
     with pytest.raises(ServiceError) as info:
         search.search(deps, "t1", "nope", search.parse_query("x"))
     assert info.value.status == 404
 
 
 def test_a_writer_that_keeps_losing_the_manifest_race_drops_the_index_for_a_rebuild(deps) -> None:
-    search._store(deps).conflicts = search.MAX_RETRIES
+    deps.search_index().conflicts = search.MAX_RETRIES
     put(deps, memory("db", title="Vacuum the database weekly", summary="Bloat slowed every query down"))
-    assert search._store(deps).manifest("t1", "notes") is None
+    assert deps.search_index().manifest("t1", "notes") is None
     assert ids(deps, "database bloat vacuum")[0] == "db"  # rebuilt from the log, nothing lost
 
 

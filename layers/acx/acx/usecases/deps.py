@@ -22,6 +22,7 @@ from acx.core.forgetting import Keyer, NearPolicy, StaticKeyer
 
 if TYPE_CHECKING:
     from acx.adapters.idempotency import IdempotencyStore
+    from acx.adapters.search_index import SearchIndexStore
 
 # Tombstone key when no FORGET_KEY_ID is configured (unit tests, hand-built Deps): NOT secret, so a
 # reader of such a deployment's tombstones can confirm guessed text. template.yaml always sets one.
@@ -63,6 +64,7 @@ class Deps:
     alarm_topic: AlarmTopic | None = None
     idempotency_store: IdempotencyStore | None = None
     catalog_reader: Catalog | None = None
+    index_store: SearchIndexStore | None = None
 
     def index(self) -> IndexHooks:
         """The search index hooks (built on first use; tests may set ``index_hooks``)."""
@@ -71,6 +73,15 @@ class Deps:
 
             self.index_hooks = SearchIndexer(self)
         return self.index_hooks
+
+    def search_index(self) -> SearchIndexStore:
+        """The search indexes beside the canonical JSON in the data bucket (built on first use; tests
+        may set ``index_store``)."""
+        if self.index_store is None:
+            from acx.adapters.search_index import SearchIndexStore  # lazy: see the fields above
+
+            self.index_store = SearchIndexStore(self.data)
+        return self.index_store
 
     def export_queue(self) -> MessageQueue:
         """The queue the export function reads (``EXPORT_QUEUE_URL``; unset: not configured)."""

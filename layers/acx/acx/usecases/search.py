@@ -122,12 +122,6 @@ def engine_for(deps: Deps) -> EmbeddingEngine:
     return engine
 
 
-def _store(deps: Deps) -> SearchIndexStore:
-    from acx.adapters.search_index import SearchIndexStore
-
-    return SearchIndexStore(deps.data)
-
-
 # ---- the warm cache --------------------------------------------------------------------------
 
 
@@ -195,7 +189,7 @@ def load_view(
     from acx.core.search.ranking import IndexView
     from acx.core.search.segment import Packed, SegmentError
 
-    store = _store(deps)
+    store = deps.search_index()
     key = (tenant, package)
     cached = CACHE.get(key)
     now = time.monotonic()
@@ -246,7 +240,7 @@ def rebuild(
     from acx.core.search.ranking import IndexView
     from acx.core.search.segment import Packed, Segment
 
-    store = _store(deps)
+    store = deps.search_index()
     records: list[dict[str, Any]] = []
     cursor = None
     while True:
@@ -336,7 +330,7 @@ class SearchIndexer:
         from acx.core.search import to_docs
         from acx.core.search.segment import Segment
 
-        store = _store(self.deps)
+        store = self.deps.search_index()
         engine = engine_for(self.deps)
         retired = {rid: survivor for survivor, ids in absorbed.items() for rid in ids}
         seg_key = None
@@ -397,7 +391,7 @@ class SearchIndexer:
         from acx.adapters.search_index import ManifestConflict
         from acx.core.search.segment import Segment, SegmentError
 
-        store = _store(self.deps)
+        store = self.deps.search_index()
         for _ in range(MAX_RETRIES):
             manifest = store.manifest(tenant, package)
             if manifest is None:
@@ -463,7 +457,7 @@ class SearchIndexer:
 
     def drop_index(self, tenant: str, package: str) -> None:
         """Delete the package's whole index (every version): the next search rebuilds it from the log."""
-        store = _store(self.deps)
+        store = self.deps.search_index()
         for key in store.segment_keys(tenant, package):
             store.purge(key)
         store.objects.purge(store.prefix(tenant, package) + "manifest.json")
@@ -493,7 +487,7 @@ def compact(deps: Deps, tenant: str, package: str) -> dict[str, int]:
     from acx.adapters.search_index import Manifest, ManifestConflict
     from acx.core.search.segment import Segment, live_masks, merge
 
-    store = _store(deps)
+    store = deps.search_index()
     for _ in range(MAX_RETRIES):
         manifest = store.manifest(tenant, package)
         if manifest is None or (len(manifest.segments) <= 1 and not manifest.deleted):
@@ -522,7 +516,7 @@ def compact(deps: Deps, tenant: str, package: str) -> dict[str, int]:
 def compact_due(deps: Deps, packages: list[tuple[str, str]]) -> int:
     """The background step: compact every listed package whose index has more than ``COMPACT_AT``
     segments (the scheduled run passes the packages it verified)."""
-    store = _store(deps)
+    store = deps.search_index()
     done = 0
     for tenant, package in packages:
         manifest = store.manifest(tenant, package)
