@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acx.adapters.log_store import AppendResult, ForgetResult
-from acx.adapters.search_index import Manifest, ManifestConflict, SearchIndexStore
+from acx.adapters.search_index import Manifest, ManifestConflict, SearchIndexStore, SegmentMissing
 from acx.config import Settings
 from acx.core import forgetting, merkle
 from acx.core import log as logcore
@@ -698,6 +698,11 @@ class FakeIndexStore(SearchIndexStore):
 
     def _key(self, tenant: str, package: str) -> str:
         return self.prefix(tenant, package) + "manifest.json"
+
+    def get_segment(self, key: str) -> bytes:
+        if key not in self.fakes.objects:
+            raise SegmentMissing(key)
+        return self.fakes.objects[key]
 
     def manifest(self, tenant: str, package: str, if_none_match: str | None = None) -> Any:
         body = self.fakes.objects.get(self._key(tenant, package))

@@ -228,3 +228,26 @@ def test_an_ingest_indexing_after_a_racing_forget_removes_the_forgotten_memory_a
     search_uc.SearchIndexer(deps()).indexed("acme", PKG, [late], {}, new_package=False)
     assert _search(svc, q="zyzzyva")[1]["results"] == []
     assert scan_everything("zyzzyva") == []
+
+
+def test_a_purged_segment_reads_as_segment_missing_on_s3() -> None:
+    """S3 answers GetObject on a key with no current version with NoSuchKey (a delete marker or
+    every version gone); the index adapter turns it into ``SegmentMissing`` so the use case rebuilds
+    instead of matching botocore's error shape."""
+    from moto import mock_aws
+
+    from acx.adapters.objects import ObjectStore
+    from acx.adapters.search_index import SearchIndexStore, SegmentMissing
+
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="data")
+        s3.put_bucket_versioning(Bucket="data", VersioningConfiguration={"Status": "Enabled"})
+        store = SearchIndexStore(ObjectStore(s3, "data"))
+        s3.put_object(Bucket="data", Key="seg-1", Body=b"x")
+        assert store.get_segment("seg-1") == b"x"
+        s3.delete_object(Bucket="data", Key="seg-1")  # a delete marker: old versions remain
+        with pytest.raises(SegmentMissing):
+            store.get_segment("seg-1")
+        with pytest.raises(SegmentMissing):
+            store.get_segment("never-written")

@@ -29,6 +29,11 @@ class ManifestConflict(Exception):
     """Someone else replaced the manifest since it was read: re-read and retry."""
 
 
+class SegmentMissing(LookupError):
+    """A segment object has no current version (a forget or compaction purged it after the manifest
+    that names it was read): the caller rebuilds or purges, it never serves a partial index."""
+
+
 @dataclass
 class Manifest:
     """Which segments make up a package's index, and how it was built."""
@@ -126,7 +131,12 @@ class SearchIndexStore:
         return key
 
     def get_segment(self, key: str) -> bytes:
-        return self.objects.get(key)
+        try:
+            return self.objects.get(key)
+        except ClientError as exc:
+            if str(exc.response.get("Error", {}).get("Code")) in ("NoSuchKey", "404", "NotFound"):
+                raise SegmentMissing(key) from None
+            raise
 
     def segment_keys(self, tenant: str, package: str) -> list[str]:
         """Every segment key with any stored version (live, replaced or orphaned by a failed writer)."""

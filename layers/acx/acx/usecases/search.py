@@ -185,7 +185,7 @@ def load_view(
     ``exists`` is asked only when there is no manifest (404 if False): an index is only ever written
     for a package that exists, so a found manifest answers that without a read of the log.
     """
-    from acx.adapters.search_index import SearchIndexStore
+    from acx.adapters.search_index import SearchIndexStore, SegmentMissing
     from acx.core.search.ranking import IndexView
     from acx.core.search.segment import Packed, SegmentError
 
@@ -212,19 +212,10 @@ def load_view(
                 CACHE.segments[seg_key] = seg
             segments.append(seg)
         view = IndexView(manifest.engine, manifest.dim, segments, frozenset(manifest.deleted))
-    except (SegmentError, ValueError, KeyError):
-        return rebuild(deps, tenant, package, engine, manifest)
-    except Exception as exc:  # a segment the manifest names is gone (a forget raced an ingest)
-        if not _missing(exc):
-            raise
+    except (SegmentError, ValueError, KeyError, SegmentMissing):  # damaged, or gone (a forget raced it)
         return rebuild(deps, tenant, package, engine, manifest)
     CACHE.put(key, _Cached(manifest.etag, view, now))
     return view
-
-
-def _missing(exc: Exception) -> bool:
-    response = getattr(exc, "response", None) or {}
-    return str(response.get("Error", {}).get("Code")) in ("NoSuchKey", "404", "NotFound")
 
 
 def rebuild(
@@ -436,6 +427,7 @@ class SearchIndexer:
     def _purge_orphans(
         self, store: SearchIndexStore, tenant: str, package: str, drop: set[str], live: set[str]
     ) -> int:
+        from acx.adapters.search_index import SegmentMissing
         from acx.core.search.segment import Segment, SegmentError
 
         purged = 0
@@ -446,9 +438,7 @@ class SearchIndexer:
                 holds = bool(drop & set(Segment.from_bytes(store.get_segment(key)).ids))
             except SegmentError:
                 holds = True
-            except Exception as exc:
-                if not _missing(exc):
-                    raise
+            except SegmentMissing:
                 holds = True  # only old versions left: purge them
             if holds:
                 store.purge(key)
