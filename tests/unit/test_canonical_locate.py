@@ -50,3 +50,24 @@ def test_offset_zero_names_the_root_even_when_the_document_breaks_deeper() -> No
     assert path_at(text, len(text)) == "$.records[0].id"
     assert path_at(text, 0) == "$"
     assert path_at("[[1, 2], [3", 0) == "$"
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ('"\ud800"', "$"),
+        ('{"a": ["ok", "x\udfff"]}', "$.a[1]"),
+        ('{"k\ud83d": 1}', '$["k\\ud83d"]'),  # the path escapes it
+        ('["\\u00e9", "\ud800"]', "$[1]"),  # another escape beside it changes nothing
+    ],
+)
+def test_a_str_holding_surrogate_characters_is_refused_like_an_escaped_one(text: str, path: str) -> None:
+    """JSON text is Unicode scalar values: a str caller (dsse.parse_envelope, the CLI) can pass surrogate
+    code points as characters, which bytes never can (UTF-8 decoding refuses them)."""
+    with pytest.raises(CanonicalError, match="lone surrogate") as err:
+        loads(text)
+    assert err.value.path == path
+
+
+def test_a_valid_non_ascii_str_still_parses() -> None:
+    assert loads('{"é": "\U0001f600"}') == {"é": "\U0001f600"}

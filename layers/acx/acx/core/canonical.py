@@ -119,11 +119,24 @@ def loads(data: bytes | bytearray | memoryview | str, *, ieee_numbers: bool = Fa
         ) from None
     except RecursionError:
         raise CanonicalError("nesting too deep") from None
-    if "\\u" in text and _has_lone_surrogate_escape(text):
+    escaped = "\\u" in text and _has_lone_surrogate_escape(text)
+    if escaped or (isinstance(data, str) and _has_surrogate_char(text)):
         path = find_lone_surrogate(value)
         if path is not None:
             raise CanonicalError("lone surrogate in string", path)
     return value
+
+
+def _has_surrogate_char(text: str) -> bool:
+    """A ``str`` caller can hand over surrogate code points as characters (bytes cannot: UTF-8
+    decoding refuses them); JSON text must be Unicode scalar values, so they are refused too."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _has_lone_surrogate_escape(text: str) -> bool:
