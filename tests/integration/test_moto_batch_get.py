@@ -18,7 +18,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from acx.local import moto_batch_get, moto_dynamodb
-from tests.integration.moto_tables import create_pk_sk_table
+from tests.integration.moto_tables import create_pk_sk_table, sets_sorted
 
 
 def _tables(client: Any) -> None:
@@ -76,18 +76,6 @@ REQUESTS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
-def _sets_sorted(value: Any) -> Any:
-    """DynamoDB sets are unordered (moto's projection path reorders them): compare them sorted."""
-    if isinstance(value, dict):
-        return {
-            k: sorted(v) if k in ("SS", "NS", "BS") and isinstance(v, list) else _sets_sorted(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_sets_sorted(v) for v in value]
-    return value
-
-
 def _answer(client: Any, request: dict[str, Any]) -> Any:
     try:
         resp = client.batch_get_item(RequestItems=request, ReturnConsumedCapacity="TOTAL")
@@ -96,7 +84,7 @@ def _answer(client: Any, request: dict[str, Any]) -> Any:
     resp.pop("ResponseMetadata", None)
     for items in resp.get("Responses", {}).values():
         items.sort(key=lambda item: (item.get("pk", {}).get("S", ""), item.get("sk", {}).get("S", "")))
-    return _sets_sorted(resp)
+    return sets_sorted(resp)
 
 
 def _scenario() -> list[Any]:

@@ -18,7 +18,7 @@ import pytest
 from moto import mock_aws
 
 from acx.local import moto_dynamodb, moto_query
-from tests.integration.moto_tables import create_pk_sk_table
+from tests.integration.moto_tables import create_pk_sk_table, sets_sorted
 
 
 def _table(client: Any) -> None:
@@ -130,19 +130,6 @@ QUERIES: list[dict[str, Any]] = [
 ]
 
 
-def _sets_sorted(value: Any) -> Any:
-    """``value`` with the members of every set (SS, NS, BS) sorted: a set has no order in DynamoDB,
-    and moto's own projection passes sets through a Python ``set`` (string hashing varies per process)."""
-    if isinstance(value, dict):
-        return {
-            k: sorted(v) if k in ("SS", "NS", "BS") and isinstance(v, list) else _sets_sorted(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_sets_sorted(v) for v in value]
-    return value
-
-
 def _scenario() -> list[Any]:
     """Every query above, page by page, plus a listing with a write and a delete between pages."""
     with mock_aws():
@@ -150,7 +137,7 @@ def _scenario() -> list[Any]:
         client = boto3.client("dynamodb", region_name="us-east-1")
         _table(client)
         _fill(client)
-        out: list[Any] = [_sets_sorted(_all_pages(client, **q)) for q in QUERIES]
+        out: list[Any] = [sets_sorted(_all_pages(client, **q)) for q in QUERIES]
         first = client.query(TableName="t", **_key("r#"), Limit=2)
         client.put_item(TableName="t", Item=_item("p", "r#aa"))  # after the page: must be seen
         client.put_item(TableName="t", Item=_item("p", "r#0"))  # before it: must not be
