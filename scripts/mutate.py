@@ -48,7 +48,7 @@ import tempfile
 import time
 import tomllib
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
@@ -422,7 +422,11 @@ def select(
         if only:  # named mutants (to check that a new test kills them), no sampling
             chosen = [m for m in pool if m.ident in only]
         elif size and len(pool) > size:
-            chosen = random.Random(f"{cfg.seed}:{name}").sample(pool, size)
+            # Shuffle, then take the first `size`, so a larger --sample widens the same draw
+            # (random.sample switches algorithm with the sample size: its draws need not nest).
+            order = list(pool)
+            random.Random(f"{cfg.seed}:{name}").shuffle(order)
+            chosen = order[:size]
         chosen.sort(key=lambda m: (m.path, m.lineno, m.index))
         plan[name] = {
             "paths": paths,
@@ -710,6 +714,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--modules", nargs="*", help="config module names (default: all)")
     parser.add_argument("--sample", type=int, help="mutants per module (default: the config's)")
     parser.add_argument("--jobs", type=int, help="children at a time (default: the config's)")
+    parser.add_argument("--seed", type=int, help="draw another sample (default: the config's seed)")
     parser.add_argument("--list", nargs="*", metavar="MODULE", help="print the sampled mutants and exit")
     parser.add_argument("--show", metavar="ID", help="print one mutant and exit")
     parser.add_argument("--ids", nargs="*", default=[], help="run only these mutants (no sampling)")
@@ -720,6 +725,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     os.chdir(ROOT)
     cfg = load_config(args.config)
+    if args.seed is not None:
+        cfg = replace(cfg, seed=args.seed)
     equivalents = load_equivalents(cfg.equivalent_file)
     names = args.modules or (args.list if args.list else None) or list(cfg.modules)
     unknown = [n for n in names if n not in cfg.modules]
