@@ -145,8 +145,8 @@ def _batch_write_item(self: Any) -> Any:
             "1 validation error detected: Value at 'requestItems' failed to satisfy constraint: "
             f"Member must have length less than or equal to {MAX_BATCH_WRITE}"
         )
-    puts: list[tuple[str, dict[str, Any]]] = []
-    deletes: list[tuple[str, dict[str, Any]]] = []
+    puts: list[tuple[Any, dict[str, Any], int]] = []
+    deletes: list[tuple[Any, dict[str, Any], int]] = []
     seen: set[tuple[str, str]] = set()
     for table_name, request in requests:
         table = self.dynamodb_backend.get_table(table_name)  # ResourceNotFoundException
@@ -175,12 +175,12 @@ def _batch_write_item(self: Any) -> Any:
         if marker in seen:
             raise MockValidationException("Provided list of item keys contains duplicates")
         seen.add(marker)
-        (puts if kind == "PutRequest" else deletes).append((table_name, attrs))
+        (puts if kind == "PutRequest" else deletes).append((table, attrs, size))
     with _LOCK:
-        for table_name, item in puts:
-            self.dynamodb_backend.put_item(table_name, item)
-        for table_name, key in deletes:
-            self.dynamodb_backend.delete_item(table_name, key)
+        for table, item, size in puts:
+            _put(table, item, size)
+        for table, key, _ in deletes:
+            self.dynamodb_backend.delete_item(table.name, key)
     response = {
         "ConsumedCapacity": [
             {"TableName": name, "CapacityUnits": 1.0, "Table": {"CapacityUnits": 1.0}}
@@ -190,6 +190,44 @@ def _batch_write_item(self: Any) -> Any:
         "UnprocessedItems": {},
     }
     return ActionResult(response)
+
+
+def _put(table: Any, attrs: dict[str, Any], size: int) -> None:
+    """``Table.put_item(attrs)`` without a condition, as moto 5.2 writes it, with the item's size
+    (``_attributes_size``, already summed by the caller) not summed again and no no-op condition
+    parsed: the same checks in the same order (key types, ``_validate_item_types``, key sizes, the
+    405,000-byte item limit), the same store (``table.items``, a ``Partition`` under moto_query), the
+    same stream record. Pinned against moto's ``put_item`` in tests/integration/test_moto_dynamodb.py."""
+    from moto.dynamodb.exceptions import InvalidAttributeTypeError, ItemSizeTooLarge
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
+
+    hash_value = _dynamo_type(attrs[table.hash_key_attr], DynamoType)
+    range_value = None
+    if table.range_key_attr is not None:
+        range_value = _dynamo_type(attrs[table.range_key_attr], DynamoType)
+    if hash_value.type != table.hash_key_type:
+        raise InvalidAttributeTypeError(
+            table.hash_key_attr, expected_type=table.hash_key_type, actual_type=hash_value.type
+        )
+    if range_value and range_value.type != table.range_key_type:
+        raise InvalidAttributeTypeError(
+            table.range_key_attr, expected_type=table.range_key_type, actual_type=range_value.type
+        )
+    table._validate_item_types(attrs)
+    table._validate_key_sizes(attrs)
+    current = table.get_item(hash_value, range_value)  # as moto: it also makes an empty partition
+    if size > 405000:
+        raise ItemSizeTooLarge
+    item = Item.__new__(Item)
+    item.hash_key = hash_value
+    item.range_key = range_value
+    item.attrs = LimitedSizeDict({key: _dynamo_type(value, DynamoType) for key, value in attrs.items()})
+    if range_value:
+        table.items[hash_value][range_value] = item
+    else:
+        table.items[hash_value] = item
+    if table.stream_shard is not None:
+        table.stream_shard.add(current, item)
 
 
 def _item_init(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
@@ -205,8 +243,29 @@ def _item_init(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) 
     )
     if size > 405000:
         raise ItemSizeTooLarge
-    values = {key: DynamoType(value) for key, value in attrs.items()}
+    values = {key: _dynamo_type(value, DynamoType) for key, value in attrs.items()}
     self.attrs = LimitedSizeDict(values)  # dict.update: no per-key re-sum
+
+
+def _dynamo_type(value: Any, cls: Any) -> Any:
+    """``DynamoType(value)`` for a one-key dict, without its two list copies per node (``type`` and
+    ``value`` set as ``DynamoType.__init__`` sets them; lists and maps converted member by member).
+    Anything else goes to ``DynamoType`` itself (pinned equal in tests/integration/test_moto_dynamodb.py)."""
+    if type(value) is not dict or len(value) != 1:
+        return cls(value)
+    ((tag, inner),) = value.items()
+    if tag == "L":
+        if type(inner) is not list:
+            return cls(value)
+        inner = [_dynamo_type(v, cls) for v in inner]
+    elif tag == "M":
+        if type(inner) is not dict:
+            return cls(value)
+        inner = {k: _dynamo_type(v, cls) for k, v in inner.items()}
+    t = cls.__new__(cls)
+    t.type = tag
+    t.value = inner
+    return t
 
 
 def _key_of(backend: Any, op_type: str, op: dict[str, Any]) -> dict[str, Any]:

@@ -354,6 +354,9 @@ class LocalStack:
             self._log_stream = None
         if self._transport_session is not None:
             self._transport_session.events.unregister("before-send", unique_id=_TRANSPORT_ID)
+            from acx.local import botocore_fast
+
+            botocore_fast.uninstall(self._transport_session.events)
             self._transport_session = None
         if self._moto is not None and getattr(self._moto, "journal_app", None) is not None:
             try:
@@ -444,6 +447,9 @@ class LocalStack:
         hook = journal.InProcessTransport(self._moto.wsgi_app, prefixes, self._moto_endpoint + "/")
         self._transport_session = boto3._get_default_session()
         self._transport_session.events.register("before-send", hook, unique_id=_TRANSPORT_ID)
+        from acx.local import botocore_fast
+
+        botocore_fast.install(self._transport_session.events)  # acx/local/botocore_fast.py
 
     def _set_env(self, values: dict[str, str]) -> None:
         for key, value in values.items():
