@@ -354,9 +354,10 @@ class LocalStack:
             self._log_stream = None
         if self._transport_session is not None:
             self._transport_session.events.unregister("before-send", unique_id=_TRANSPORT_ID)
-            from acx.local import botocore_fast
+            from acx.local import botocore_fast, direct_call
 
             botocore_fast.uninstall(self._transport_session.events)
+            direct_call.uninstall(self._transport_session.events)
             self._transport_session = None
         if self._moto is not None and getattr(self._moto, "journal_app", None) is not None:
             try:
@@ -447,9 +448,11 @@ class LocalStack:
         hook = journal.InProcessTransport(self._moto.wsgi_app, prefixes, self._moto_endpoint + "/")
         self._transport_session = boto3._get_default_session()
         self._transport_session.events.register("before-send", hook, unique_id=_TRANSPORT_ID)
-        from acx.local import botocore_fast
+        from acx.local import botocore_fast, direct_call
 
         botocore_fast.install(self._transport_session.events)  # acx/local/botocore_fast.py
+        direct = direct_call.DirectDynamoDB(hook._dynamodb, self._moto_endpoint + "/")
+        direct_call.install(self._transport_session.events, direct)  # acx/local/direct_call.py
 
     def _set_env(self, values: dict[str, str]) -> None:
         for key, value in values.items():
