@@ -63,6 +63,8 @@ BAD = [
     _row("r#9", seq={"N": "not-a-number"}),
     {"pk": {"N": "1"}, "sk": {"S": "wrong type"}},
     {"pk": {"S": "p"}, "sk": {"S": "k" * 1025}},  # range key over 1024 bytes
+    {"pk": {"S": "h" * 2049}, "sk": {"S": "k"}},  # hash key over 2048 bytes
+    {"pk": {"S": "p"}, "sk": {"S": "é" * 513}},  # 1026 bytes in UTF-8
     _row("r#8", big={"B": b"x" * 404_990}),  # over moto's 405,000 bytes with the rest
     _row("r#7", n={"NULL": False}),
 ]

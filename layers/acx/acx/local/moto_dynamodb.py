@@ -214,7 +214,7 @@ def _put(table: Any, attrs: dict[str, Any], size: int) -> None:
             table.range_key_attr, expected_type=table.range_key_type, actual_type=range_value.type
         )
     table._validate_item_types(attrs)
-    table._validate_key_sizes(attrs)
+    _validate_key_sizes(table, attrs)
     current = table.get_item(hash_value, range_value)  # as moto: it also makes an empty partition
     if size > 405000:
         raise ItemSizeTooLarge
@@ -228,6 +228,22 @@ def _put(table: Any, attrs: dict[str, Any], size: int) -> None:
         table.items[hash_value] = item
     if table.stream_shard is not None:
         table.stream_shard.add(current, item)
+
+
+def _validate_key_sizes(table: Any, attrs: dict[str, Any]) -> None:
+    """``Table._validate_key_sizes`` (moto 5.2) with each key's size from the JSON (``_value_size``)
+    instead of a ``DynamoType`` built for it."""
+    from moto.dynamodb.exceptions import HashKeyTooLong, RangeKeyTooLong
+    from moto.dynamodb.limits import HASH_KEY_MAX_LENGTH, RANGE_KEY_MAX_LENGTH
+
+    for name in table.hash_key_names:
+        value = attrs.get(name)
+        if value and _value_size(value) > HASH_KEY_MAX_LENGTH:
+            raise HashKeyTooLong
+    for name in table.range_key_names:
+        value = attrs.get(name)
+        if value and _value_size(value) > RANGE_KEY_MAX_LENGTH:
+            raise RangeKeyTooLong
 
 
 def _item_init(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
