@@ -218,7 +218,7 @@ def _put(table: Any, attrs: dict[str, Any], size: int) -> None:
     current = table.get_item(hash_value, range_value)  # as moto: it also makes an empty partition
     if size > 405000:
         raise ItemSizeTooLarge
-    item = Item.__new__(Item)
+    item: Any = Item.__new__(Item)
     item.hash_key = hash_value
     item.range_key = range_value
     item.attrs = LimitedSizeDict({key: _dynamo_type(value, DynamoType) for key, value in attrs.items()})
