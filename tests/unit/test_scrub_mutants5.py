@@ -61,3 +61,64 @@ def test_a_look_alike_host_does_not_draw_the_dsn_rule() -> None:
     stay inside the budget that 200 ``sentry.io`` hosts exceed."""
     assert _rules("sentry-io " * 200) == []
     assert _rules("sentry.io " * 200) == [("scan-budget", 0)]
+
+
+@pytest.mark.parametrize("run", ["abcdefg", "nopqrst", "tuvwxyz", "TUVWXYZ"])
+def test_a_token_holding_seven_letters_in_alphabet_order_is_a_stand_in(run: str) -> None:
+    """``ghp_...tuvwxyz...``: seven letters in alphabet order (in any case, the alphabet's last seven
+    included) are typed, not drawn, so a token of the right shape holding them is not blocked; the same
+    token with its last letter out of order is."""
+    token = "ghp_Zq8Lm3Xv9R" + run + "Wp7Ny4Kb9Qa5Hc0d2Lm"
+    assert _rules(f"key {token} end") == []
+    drawn = "ghp_Zq8Lm3Xv9R" + run[:6] + "A" + "Wp7Ny4Kb9Qa5Hc0d2Lm"
+    assert _rules(f"key {drawn} end") == [("github-pat", 4)]
+
+
+DISCORD_BOT = "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs"
+
+
+@pytest.mark.parametrize(("gap", "named"), [(119, True), (120, True), (121, False)])
+def test_a_discord_bot_token_is_named_up_to_120_bytes_before_the_word_discord(gap: int, named: bool) -> None:
+    """A Discord bot token has no prefix of its own: the word ``discord`` after it names it, when the
+    match (the separator before the token) starts at most 120 bytes before that word. Farther away its
+    random last part is still blocked, by the generic entropy check."""
+    text = "x " + DISCORD_BOT + " " * (gap - 1 - len(DISCORD_BOT)) + "discord"
+    assert text.index("discord") - (text.index(DISCORD_BOT) - 1) == gap
+    rules = _rules(text)
+    assert rules == ([("discord-bot-token", 2)] if named else [("high-entropy", 34)])
+
+
+FLY_TOKEN = "fo1_Zq8Lm3Xv9Rt2Wp7Ny4Kb9Qa5Hc0d2LmQz8Lm3Xv9Rt2"
+
+
+def test_past_the_budget_only_the_first_trigger_hit_is_judged() -> None:
+    """1,000 bare ``fm1`` prefixes spend the budget in the trigger pass: the buffer is refused whole,
+    and only the first hit's rules run, anchored at that hit. A Fly.io token standing first is named
+    too; the same token after a bare ``fm1`` prefix is not searched for (its own hit comes second)."""
+    flood = "fm1 " * 1000
+    assert len(FLY_TOKEN) == 47
+    assert _rules(f"{FLY_TOKEN} {flood}") == [("flyio-access-token", 0), ("scan-budget", 0)]
+    assert _rules(f"fm1 {FLY_TOKEN} {flood}") == [("scan-budget", 0)]
+    assert _rules(f"fm1 {FLY_TOKEN} end") == [("flyio-access-token", 4)]
+
+
+SLACK_USER = "xoxp-1234567890-2345678901-3456789012-Zq8Lm3Xv9Rt2Wp7Ny4Kb9Qa5Hc0d2Lm"
+
+
+@pytest.mark.parametrize("bare", ["xoxp-", "xoxe-"])
+def test_past_the_budget_a_slack_token_after_a_bare_prefix_is_not_searched_for(bare: str) -> None:
+    """The same for Slack's user-token prefixes: with the budget spent by 1,000 bare prefixes, a user
+    token standing first is named, one standing after a bare prefix is not (only the first hit is
+    judged, anchored at that hit), and the buffer is refused either way."""
+    flood = f"{bare} " * 1000
+    assert _rules(f"{SLACK_USER} {flood}") == [("scan-budget", 0), ("slack-user-token", 0)]
+    assert _rules(f"{bare} {SLACK_USER} {flood}") == [("scan-budget", 0)]
+    assert _rules(f"{bare} {SLACK_USER} end") == [("slack-token", 6), ("slack-user-token", 6)]
+
+
+@pytest.mark.parametrize("prefix", ["sbp_", "SBP_", "Sbp_"])
+def test_supabase_prefixes_in_any_case_draw_on_the_scan_budget(prefix: str) -> None:
+    """The Supabase triggers are case-insensitive literals: 600 ``sbp_`` prefixes in any case are 600
+    candidates, more than a 3 KB buffer's budget allows, so the buffer is refused; 20 are not."""
+    assert _rules((prefix + " ") * 600) == [("scan-budget", 0)]
+    assert _rules((prefix + " ") * 20) == []
