@@ -122,3 +122,12 @@ def test_supabase_prefixes_in_any_case_draw_on_the_scan_budget(prefix: str) -> N
     candidates, more than a 3 KB buffer's budget allows, so the buffer is refused; 20 are not."""
     assert _rules((prefix + " ") * 600) == [("scan-budget", 0)]
     assert _rules((prefix + " ") * 20) == []
+
+
+@pytest.mark.parametrize("name", ["sumOauthIds", "sumOfIds", "sumOzoneIds"])
+def test_a_keyword_ending_inside_a_camel_case_word_from_a_to_z_is_not_the_keyword(name: str) -> None:
+    """``sumOauthIds``: the capital O starts the next camel-case word whatever lowercase letter follows
+    it (``a`` and ``z`` included), so ``sumo`` there is not the Sumo Logic keyword; ``sumoAuth`` is."""
+    value = "suZq8Lm3Xv9Rt2"
+    assert _rules(f"{name} = {value}") == []
+    assert _rules(f"sumoAuth = {value}") == [("sumologic-access-id", 11)]
