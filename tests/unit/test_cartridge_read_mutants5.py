@@ -13,6 +13,7 @@ from acx.core import canonical
 from acx.core.cartridge import CartridgeReader
 from acx.core.cartridge.format import oid_of
 from tests.unit.test_cartridge import make
+from tests.unit.test_cartridge_read_guards import LEGACY_DOC, _add_legacy_attestation
 
 
 def _without_primary_key(db: sqlite3.Connection, table: str) -> list[tuple]:
@@ -62,4 +63,23 @@ def test_an_edited_capability_row_ahead_of_its_untouched_copy_is_reported(tmp_pa
     assert problems == [
         f"cartridge object capability:{cap_id}: recomputed oid differs from objects.oid",
         f"cartridge object capability:{cap_id}: size differs from objects.sz",
+    ]
+
+
+def test_an_edited_attestation_row_ahead_of_its_untouched_copy_is_reported(tmp_path: Path) -> None:
+    """The same for an attestation: the first row under its id carries an edited document, the bound
+    copy follows; the attestation's objects row no longer matches what a lookup reads."""
+    path = tmp_path / "a.acx"
+    make(path, save=False)
+    _add_legacy_attestation(path, LEGACY_DOC)
+    with sqlite3.connect(path) as db:
+        rows = _without_primary_key(db, "attestations")
+        (att,) = [r for r in rows if r[0] == "log-checkpoint"]
+        edited = (*att[:4], LEGACY_DOC.replace('"k"', '"K"'), *att[5:])
+        marks = ", ".join("?" * len(att))
+        db.executemany(f"INSERT INTO attestations VALUES ({marks})", [edited, *rows])  # noqa: S608
+    with CartridgeReader(path) as r:
+        problems = r.recompute().problems
+    assert problems == [
+        "attestation object attestation:log-checkpoint: recomputed oid differs from objects.oid"
     ]
