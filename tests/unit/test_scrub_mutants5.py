@@ -9,7 +9,7 @@ import hashlib
 
 import pytest
 
-from acx.core.scrub import scan_text
+from acx.core.scrub import judge, scan_any, scan_text
 from acx.core.scrub.normalise import is_ignorable, normalise_bytes
 
 GITHUB_PAT = "ghp_Zq8Lm3Xv9Rt2Wp7Ny4Kb9Rt2Wp7Qa5Hc0d12"
@@ -131,3 +131,29 @@ def test_a_keyword_ending_inside_a_camel_case_word_from_a_to_z_is_not_the_keywor
     value = "suZq8Lm3Xv9Rt2"
     assert _rules(f"{name} = {value}") == []
     assert _rules(f"sumoAuth = {value}") == [("sumologic-access-id", 11)]
+
+
+def test_knowledge_and_skills_given_as_path_body_pairs_are_scanned_as_files() -> None:
+    """``"knowledge": [[path, body]]`` (a JSON pair, or a tuple from Python): each body is scanned as
+    the file at that path, its offsets counted in the body, never as an anonymous ``[0]`` entry."""
+    doc = {
+        "knowledge": [["rom/knowledge/NOTES.md", f"token {GITHUB_PAT}"]],
+        "skills": [("a/SKILL.md", GITHUB_PAT)],
+    }
+    found = [(f.rule, f.location, f.offset) for f in scan_any(doc).findings]
+    assert found == [("github-pat", "file:rom/knowledge/NOTES.md", 6), ("github-pat", "file:a/SKILL.md", 0)]
+
+
+@pytest.mark.parametrize(
+    ("value", "token"), [(b"cz80juk3z9", True), (b"q7wx2mzk4r", True), (b"cz80juk3z", False)]
+)
+def test_an_alnum_token_is_ten_characters_at_least(value: bytes, token: bool) -> None:
+    """``the token is cz80juk3z9``: ten mixed letters and digits are already a token; nine are not."""
+    assert judge.alnum_token(value) is token
+
+
+@pytest.mark.parametrize(("value", "wordy"), [(b"DEPLOYTOKEN", True), (b"DEPLOYSECRET", False)])
+def test_an_upper_case_word_of_eleven_letters_is_a_word_twelve_are_a_draw(value: bytes, wordy: bool) -> None:
+    """``DEPLOYTOKEN`` (11 capitals) reads as a word; from 12 capitals on, a run without digits is a
+    base32 draw (``AKIAAVIHWGUCPXMMZTBE``), not a word."""
+    assert judge.is_wordy(value) is wordy
