@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from acx.core.cartridge import CartridgeError, CartridgeReader, parse_frontmatter
-from acx.core.cartridge.format import SQLITE_MAGIC
+from acx.core.cartridge.format import SQLITE_MAGIC, sqlar_bytes
 from tests.unit.test_cartridge import make
 from tests.unit.test_cartridge_read_mutants5 import _without_primary_key
 
@@ -51,3 +51,29 @@ def test_a_file_is_read_from_one_row_its_size_and_its_data(tmp_path: Path) -> No
         db.executemany("INSERT INTO sqlar VALUES (?, ?, ?, ?, ?)", [*rows, other])
     with CartridgeReader(path) as r:
         assert r.find_file("rom/knowledge/NOTES.md") == b"# notes\n"
+
+
+def test_missing_live_content_enters_the_manifest_as_the_all_zero_oid(tmp_path: Path) -> None:
+    """A ROM objects row whose content is gone is reported, and the recomputed manifest binds it as the
+    all-zero sha256 oid with size -1 (a well-formed oid no content hashes to), never as nothing."""
+    path = tmp_path / "a.acx"
+    make(path, save=False)
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM capabilities")
+    with CartridgeReader(path) as r:
+        rec = r.recompute(collect=True)
+    assert rec.problems == ["cartridge object capability:cap-1: live content missing"]
+    (entry,) = [e for e in rec.manifest or [] if e["sourceRef"] == "capability:cap-1"]
+    assert entry == {
+        "sourceRef": "capability:cap-1",
+        "oid": "sha256:" + "0" * 64,
+        "canon": "jcs-rfc8785",
+        "sz": -1,
+    }
+
+
+def test_an_entry_without_data_reads_as_no_bytes() -> None:
+    """A sqlar row whose data is NULL (a directory entry in stock sqlar) is an empty file, b"", whatever
+    its recorded size."""
+    assert sqlar_bytes(0, None) == b""
+    assert sqlar_bytes(12, None) == b""
