@@ -24,3 +24,17 @@ def test_the_bound_holds_for_a_word_seen_before() -> None:
     longest = "jx" * 32
     assert tokenize(longest) == [longest]
     assert tokenize(f"{longest} {longest}") == [longest, longest]
+
+
+@pytest.mark.parametrize("n", [4, 5, 9])
+def test_the_ranked_pool_keeps_the_best_depth_scores_best_first(n: int) -> None:
+    """More non-zero scores than the pool's depth: the best ``depth`` are kept, best first (a zero score
+    is never ranked), one candidate more than the depth included."""
+    import numpy as np
+
+    from acx.core.search.ranking import _ranked
+
+    scores = np.zeros(n + 2, dtype=np.float32)
+    scores[1 : n + 1] = np.arange(1, n + 1, dtype=np.float32)[::-1] / 10  # doc 1 best, doc n worst
+    assert _ranked(scores, depth=3).tolist() == [1, 2, 3]
+    assert _ranked(scores, depth=n).tolist() == list(range(1, n + 1))
