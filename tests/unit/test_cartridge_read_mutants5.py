@@ -1,6 +1,6 @@
 """Recomputation on a cartridge whose tables were rebuilt without their primary keys: a verifier reads
-an untrusted file, and nothing but the table names is checked on open, so two rows may carry one id.
-The row a lookup by id returns first is the one checked against its objects row.
+an untrusted file, whose schema is its own, so two rows may carry one id. Two rows under one key are a
+problem of their own, and the row a lookup by id returns first is still checked against its objects row.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ def test_an_edited_memory_row_ahead_of_its_untouched_copy_is_reported(tmp_path: 
     assert problems == [
         f"memory object memory:{target[0]}: recomputed oid differs from objects.oid",
         f"memory object memory:{target[0]}: size differs from objects.sz",
+        f"memory row {target[0]!r}: 2 rows under one key",
     ]
 
 
@@ -63,6 +64,7 @@ def test_an_edited_capability_row_ahead_of_its_untouched_copy_is_reported(tmp_pa
     assert problems == [
         f"cartridge object capability:{cap_id}: recomputed oid differs from objects.oid",
         f"cartridge object capability:{cap_id}: size differs from objects.sz",
+        f"capability {cap_id!r}: 2 rows under one key",
     ]
 
 
@@ -81,5 +83,6 @@ def test_an_edited_attestation_row_ahead_of_its_untouched_copy_is_reported(tmp_p
     with CartridgeReader(path) as r:
         problems = r.recompute().problems
     assert problems == [
-        "attestation object attestation:log-checkpoint: recomputed oid differs from objects.oid"
+        "attestation object attestation:log-checkpoint: recomputed oid differs from objects.oid",
+        "attestation 'log-checkpoint': 2 rows under one key",
     ]
