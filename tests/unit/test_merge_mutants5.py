@@ -1,0 +1,48 @@
+"""Merge behaviours the fifth mutation run found unguarded: the tier check on its own (same codebase,
+different tier), a malformed timestamp against a missing one, and the batch slot hash agreeing with
+slot_key on a record whose projectLabel is not a string."""
+
+from __future__ import annotations
+
+import pytest
+
+from acx.core.fingerprint import slot_key
+from acx.core.merge import MergeConflict, slot_keys, survivor
+from tests.unit.test_merge import CBF_A, rec
+
+
+@pytest.mark.parametrize("cbf", [None, CBF_A])
+def test_two_tiers_with_the_same_codebase_are_refused_naming_the_tier(cbf: str | None) -> None:
+    """The codebases agree (both absent, or both the same fingerprint), so only the tier tells them
+    apart: the refusal must still come, and name the tier."""
+    portable = rec("a", codebaseFingerprint=cbf)
+    local = rec("b", portable=False, codebaseFingerprint=cbf)
+    for pair in ((portable, local), (local, portable)):
+        with pytest.raises(MergeConflict) as caught:
+            survivor(*pair)
+        assert caught.value.reason == "tier (portable)"
+        assert set(caught.value.ids) == {"a", "b"}
+
+
+@pytest.mark.parametrize("missing", ["absent", None, 20260101])
+def test_a_malformed_timestamp_is_kept_over_a_missing_one_in_either_order(missing: object) -> None:
+    """Neither is an instant, so they tie; a string (even an unparseable one) beats no string, whichever
+    record is the base."""
+    written = rec("a", timestamp="not a timestamp")
+    other = rec("b")
+    if missing == "absent":
+        del other["timestamp"]
+    else:
+        other["timestamp"] = missing
+    for first, second in ((written, other), (other, written)):
+        assert survivor(first, second)["timestamp"] == "not a timestamp"
+    # and the other way round: the base (smaller id) is the one without a string
+    base, late = dict(other, id="a"), dict(written, id="b")
+    assert survivor(base, late)["timestamp"] == "not a timestamp"
+    assert survivor(late, base)["timestamp"] == "not a timestamp"
+
+
+@pytest.mark.parametrize("project", [None, 5, ["p"]])
+def test_a_non_string_project_label_hashes_as_slot_key_does(project: object) -> None:
+    records = [rec("a", projectLabel=project), rec("b")]
+    assert slot_keys(records) == [slot_key(r) for r in records]
