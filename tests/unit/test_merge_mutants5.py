@@ -1,6 +1,6 @@
 """Merge behaviours the fifth mutation run found unguarded: the tier check on its own (same codebase,
 different tier), a malformed timestamp against a missing one, and the batch slot hash agreeing with
-slot_key on a record whose projectLabel is not a string."""
+slot_key on a record whose text fields are not strings."""
 
 from __future__ import annotations
 
@@ -42,7 +42,10 @@ def test_a_malformed_timestamp_is_kept_over_a_missing_one_in_either_order(missin
     assert survivor(late, base)["timestamp"] == "not a timestamp"
 
 
-@pytest.mark.parametrize("project", [None, 5, ["p"]])
-def test_a_non_string_project_label_hashes_as_slot_key_does(project: object) -> None:
-    records = [rec("a", projectLabel=project), rec("b")]
+@pytest.mark.parametrize("name", ["title", "summary", "projectLabel", "timestamp", "impact"])
+@pytest.mark.parametrize("value", [None, 5, ["p"]])
+def test_a_non_string_text_field_hashes_as_slot_key_does(name: str, value: object) -> None:
+    """slot_keys is slot_key for every record: a text field that is not a string gets slot_key's key
+    too, never an AttributeError from the fast path's strip()."""
+    records = [rec("a", **{name: value}), rec("b")]
     assert slot_keys(records) == [slot_key(r) for r in records]
