@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from acx.core.fingerprint import slot_key
-from acx.core.merge import MergeConflict, slot_keys, survivor
+from acx.core.merge import MergeConflict, merge_records, slot_keys, survivor
 from tests.unit.test_merge import CBF_A, rec
 
 
@@ -49,3 +49,14 @@ def test_a_non_string_text_field_hashes_as_slot_key_does(name: str, value: objec
     too, never an AttributeError from the fast path's strip()."""
     records = [rec("a", **{name: value}), rec("b")]
     assert slot_keys(records) == [slot_key(r) for r in records]
+
+
+def test_tags_beyond_the_bmp_sort_by_utf16_code_units_in_a_fold_and_alone() -> None:
+    """U+10000 is the surrogates 0xD800 0xDC00 in UTF-16, so it sorts before U+FFFF (as JavaScript
+    sorts), although its code point is larger; the union of two records' tags and one record's own
+    tags are both sorted that way."""
+    want = ["a", "\U00010000", "\uffff"]
+    folded = survivor(rec("x", tags=["\uffff", "a"]), rec("x", tags=["\U00010000"], summary="longer summary"))
+    assert folded["tags"] == want
+    (alone,) = merge_records([rec("y", tags=["\uffff", "\U00010000", "a"])])
+    assert alone["tags"] == want
