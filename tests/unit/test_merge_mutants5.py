@@ -60,3 +60,15 @@ def test_tags_beyond_the_bmp_sort_by_utf16_code_units_in_a_fold_and_alone() -> N
     assert folded["tags"] == want
     (alone,) = merge_records([rec("y", tags=["\uffff", "\U00010000", "a"])])
     assert alone["tags"] == want
+
+
+def test_a_fold_of_records_without_a_tag_list_adds_no_tags() -> None:
+    """Folding never invents a field: records with no tags key give a survivor with none, and a base's
+    non-list tags value is kept as it was."""
+    a, b = rec("x"), rec("x", summary="longer summary")
+    del a["tags"], b["tags"]
+    assert "tags" not in survivor(a, b)
+    assert "tags" not in survivor(b, a)
+    c, d = rec("x", tags=None), rec("x", summary="longer summary", tags=None)
+    assert survivor(c, d)["tags"] is None
+    assert survivor(d, c)["tags"] is None
