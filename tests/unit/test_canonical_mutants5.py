@@ -65,3 +65,17 @@ def test_a_refusal_after_an_empty_object_is_named_at_itself(text: str, path: str
     with pytest.raises(CanonicalError) as caught:
         loads(text)
     assert caught.value.path == path
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ('{"a":1,"b":2,"b":3}', "$.b"),
+        ('{"x":[{"id":1,"k":1,"n":2,"k":3}]}', "$.x[0].k"),
+    ],
+)
+def test_a_duplicate_after_distinct_keys_is_named_at_the_repeated_key(text: str, path: str) -> None:
+    with pytest.raises(CanonicalError) as caught:
+        loads(text)
+    assert caught.value.message == "duplicate object key"
+    assert caught.value.path == path

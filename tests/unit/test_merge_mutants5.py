@@ -72,3 +72,19 @@ def test_a_fold_of_records_without_a_tag_list_adds_no_tags() -> None:
     c, d = rec("x", tags=None), rec("x", summary="longer summary", tags=None)
     assert survivor(c, d)["tags"] is None
     assert survivor(d, c)["tags"] is None
+
+
+@pytest.mark.parametrize("ranked", ["positive", "neutral", "negative"])
+@pytest.mark.parametrize("unranked", ["unknown-impact", None, "absent"])
+def test_a_ranked_impact_beats_an_unranked_or_missing_one_in_either_order(
+    ranked: str, unranked: object
+) -> None:
+    """Only positive, neutral and negative are ranked: any of them is worse than a value outside the
+    order (or none), whichever record is the base."""
+    for base_has_it in (True, False):
+        known = rec("a" if base_has_it else "b", impact=ranked)
+        other = rec("b" if base_has_it else "a", impact=unranked)
+        if unranked == "absent":
+            del other["impact"]
+        assert survivor(known, other)["impact"] == ranked
+        assert survivor(other, known)["impact"] == ranked
