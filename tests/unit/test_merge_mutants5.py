@@ -88,3 +88,11 @@ def test_a_ranked_impact_beats_an_unranked_or_missing_one_in_either_order(
             del other["impact"]
         assert survivor(known, other)["impact"] == ranked
         assert survivor(other, known)["impact"] == ranked
+
+
+@pytest.mark.parametrize("repo", [1.0, 1e-7, 5, ["r"]])
+def test_a_non_string_repo_id_hashes_as_slot_key_does(repo: object) -> None:
+    """A repoId that is a number is written as RFC 8785 writes numbers (1.0 as 1, 1e-7 as 1e-7),
+    in the batch hash as in slot_key."""
+    records = [rec("a", repoId=repo), rec("b", repoId="repo-b")]
+    assert slot_keys(records) == [slot_key(r) for r in records]
