@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from acx.core.fingerprint import slot_key
-from acx.core.merge import MergeConflict, merge_records, slot_keys, survivor
-from tests.unit.test_merge import CBF_A, rec
+from acx.core.merge import MergeConflict, merge_into, merge_records, slot_keys, survivor
+from tests.unit.test_merge import CBF_A, apply, rec, store_lookup
 
 
 @pytest.mark.parametrize("cbf", [None, CBF_A])
@@ -96,3 +96,26 @@ def test_a_non_string_repo_id_hashes_as_slot_key_does(repo: object) -> None:
     in the batch hash as in slot_key."""
     records = [rec("a", repoId=repo), rec("b", repoId="repo-b")]
     assert slot_keys(records) == [slot_key(r) for r in records]
+
+
+def test_a_cascade_through_the_store_asks_for_each_slot_once() -> None:
+    """The incoming s1 folds with the stored s1 into content that is stored s2's: the store is asked for
+    that slot once (it holds s2, which folds in too), never again for a slot already answered."""
+    stored = {
+        r["id"]: r
+        for r in merge_records(
+            [
+                rec("s1", title="a long stored title", summary="s"),
+                rec("s2", title="a long stored title", summary="a long incoming summary"),
+            ]
+        )
+    }
+    incoming = [rec("s1", title="t", summary="a long incoming summary")]
+    lookup = store_lookup(stored)
+    plan = merge_into(lookup, incoming)
+    asked = [slot for _, slots in lookup.asked for slot in slots]
+    assert len(asked) == len(set(asked))
+    assert slot_key(stored["s2"]) in asked
+    assert plan.retired == ["s2"]
+    after = apply(stored, plan)
+    assert sorted(after.values(), key=lambda r: r["id"]) == merge_records(list(stored.values()) + incoming)
