@@ -81,3 +81,25 @@ def test_a_cartridge_as_written_has_no_key_problems(tmp_path: Path) -> None:
     make(path, save=True)
     with CartridgeReader(path) as r:
         assert r.recompute().problems == []
+
+
+def test_a_null_document_ahead_of_the_signed_one_reads_as_missing(tmp_path: Path) -> None:
+    """The first attestation row under the id has no document, the signed copy follows: the lookup
+    reads the first row, so the content is missing (and doubled), and nothing crashes."""
+    from tests.unit.test_cartridge_read_guards import LEGACY_DOC, _add_legacy_attestation
+
+    path = tmp_path / "a.acx"
+    make(path, save=False)
+    _add_legacy_attestation(path, LEGACY_DOC)
+    with sqlite3.connect(path) as db:
+        rows = _without_primary_key(db, "attestations")
+        (att,) = [r for r in rows if r[0] == "log-checkpoint"]
+        blank = (*att[:4], None, *att[5:])
+        marks = ", ".join("?" * len(att))
+        db.executemany(f"INSERT INTO attestations VALUES ({marks})", [blank, *rows])  # noqa: S608
+    with CartridgeReader(path) as r:
+        problems = r.recompute().problems
+    assert problems == [
+        "attestation object attestation:log-checkpoint: live content missing",
+        "attestation 'log-checkpoint': 2 rows under one key",
+    ]
