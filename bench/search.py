@@ -493,6 +493,7 @@ def cold_start(stack: Any, token: str, package: str, queries: list[str]) -> dict
     events = [_api_event(stack, token, package, q) for q in queries[:2]]
     env = os.environ.copy()
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode caches warm, as bench coldstart measures
+    env["AWS_LAMBDA_FUNCTION_NAME"] = "acx-api"  # set by Lambda; the handler's cold-start GC reads it
     argv = [sys.executable, "-c", COLD_CHILD, str(ROOT / "functions" / "api"), str(ROOT / "layers" / "acx")]
     out: dict[str, Any] = {}
     for _ in range(2):  # the first run writes the bytecode caches (and warms the page cache): not kept
