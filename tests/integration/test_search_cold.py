@@ -14,6 +14,7 @@ from tests.integration.service import Service, bundle, record, start_service
 
 PKG = "cold-notes"
 PATH = f"/v1/packages/{PKG}/memories/search"
+STORMS = "Exponential backoff with jitter stops a retry storm."
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def _go_cold() -> None:
 def test_a_cold_search_makes_only_the_s3_and_dynamodb_clients(
     svc: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    records = [record(1, title="Retry storms", summary="Exponential backoff with jitter stops a retry storm.")]
+    records = [record(1, title="Retry storms", summary=STORMS)]
     status, body = svc.call("POST", f"/v1/packages/{PKG}/bundles", body=bundle(records))
     assert status == 201, body
     _go_cold()
@@ -55,7 +56,7 @@ def test_a_cold_search_makes_only_the_s3_and_dynamodb_clients(
 
 
 def test_the_first_signing_route_after_a_cold_search_still_signs(svc: Service) -> None:
-    records = [record(1, title="Retry storms", summary="Exponential backoff with jitter stops a retry storm.")]
+    records = [record(1, title="Retry storms", summary=STORMS)]
     assert svc.call("POST", f"/v1/packages/{PKG}/bundles", body=bundle(records))[0] == 201
     _go_cold()
     assert svc.call("GET", PATH, query={"q": "backoff"})[0] == 200
