@@ -485,8 +485,9 @@ def _api_event(stack: Any, token: str, package: str, q: str, k: int = 10) -> dic
     )
 
 
-def cold_start(stack: Any, token: str, package: str, queries: list[str]) -> dict[str, Any]:
-    """A fresh interpreter against ``stack``: the api handler's init, then two searches through it."""
+def cold_start(stack: Any, token: str, package: str, queries: list[str], runs: int = 3) -> dict[str, Any]:
+    """Fresh interpreters against ``stack``, each the api handler's init then two searches through it:
+    the run of median CPU (init + first request) of ``runs``, after one that warms the caches."""
     import os
     import subprocess
 
@@ -495,15 +496,16 @@ def cold_start(stack: Any, token: str, package: str, queries: list[str]) -> dict
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode caches warm, as bench coldstart measures
     env["AWS_LAMBDA_FUNCTION_NAME"] = "acx-api"  # set by Lambda; the handler's cold-start GC reads it
     argv = [sys.executable, "-c", COLD_CHILD, str(ROOT / "functions" / "api"), str(ROOT / "layers" / "acx")]
-    out: dict[str, Any] = {}
-    for _ in range(2):  # the first run writes the bytecode caches (and warms the page cache): not kept
+    outs: list[dict[str, Any]] = []
+    for _ in range(1 + runs):  # the first run writes the bytecode caches (and warms the page cache)
         child = subprocess.run(
             [*argv, json.dumps(events)], capture_output=True, text=True, env=env, check=False, timeout=600
         )
         if child.returncode != 0:
             raise RuntimeError(f"cold child failed: {child.stderr[-800:]}")
-        out = json.loads(child.stdout.strip().splitlines()[-1])
-    return out
+        outs.append(json.loads(child.stdout.strip().splitlines()[-1]))
+    kept = sorted(outs[1:], key=lambda o: o["init"][1] + o["first"][1])
+    return kept[len(kept) // 2] | {"runs": runs, "min_cpu": kept[0]["init"][1] + kept[0]["first"][1]}
 
 
 def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.0) -> list[dict[str, Any]]:
@@ -649,7 +651,8 @@ def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.
             f"{search_cpu:.2f} s",
             "target": "<= 1 s (CPU)",
             "note": (
-                f"fresh interpreter, bytecode caches warm; wall: init {cold['init'][0]:.2f} + imports "
+                f"median of {cold['runs']} fresh interpreters by CPU (the lowest {cold['min_cpu']:.2f} s), "
+                f"bytecode caches warm; wall: init {cold['init'][0]:.2f} + imports "
                 f"{cold['first_imports'][0]:.2f} + clients {cold['first_clients'][0]:.2f} + search "
                 f"{search_wall:.2f} s; second request {cold['second'][0] * 1000:.0f} / "
                 f"{cold['second'][1] * 1000:.0f} ms; the event as API Gateway sends it, S3 and DynamoDB "
