@@ -6,12 +6,28 @@ use cases hold the rules.
 
 from __future__ import annotations
 
+# ruff: noqa: E402 - the collector is switched off before the imports below (see _COLD_START)
+import gc
+import os
+
+# The cold start's collector. Init and the first request build what a function keeps for its life
+# (modules, botocore's service models, clients, numpy, the search index: ~120,000 tracked objects),
+# and the full collections their allocations set off walk all of it again: each one cost 0.06-0.14 s
+# of CPU; off, a search's cold start took about 0.2 s less CPU at load ~7-10 (bench search, cold
+# row). So in Lambda the collector is off from the start of init to the end of the first invocation;
+# then whatever survived is frozen (never walked again; still freed when no longer referenced, by
+# reference counting) and it is back on. What it does NOT bound: reference cycles dropped during
+# init and that first invocation are frozen too and never freed (about 400 objects after a first
+# search). Only where AWS_LAMBDA_FUNCTION_NAME is set (Lambda sets it): tests and the local stack
+# import this module in long-lived processes that may never call the handler.
+_COLD_START = [bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))]
+if _COLD_START[0]:
+    gc.disable()
+
 import base64
 import binascii
-import gc
 import hashlib
 import json
-import os
 from functools import lru_cache
 from typing import Annotated, Any
 
@@ -515,20 +531,8 @@ def on_unexpected(exc: Exception) -> Response:
     return _json(status, {"error": {"code": code, "message": message}}, headers)
 
 
-# The cold start's collector. Init and the first request build what a function keeps for its life
-# (modules, botocore's service models, clients, numpy, the search index: ~120,000 tracked objects),
-# and the full collections their allocations set off walk all of it again: each one cost 0.06-0.14 s
-# of CPU, about 0.15 s in all of a search's cold start at load ~10 (bench search, cold row). So in
-# Lambda the collector is off from the end of init to the end of the first invocation; then whatever
-# survived is frozen (never walked again; still freed when no longer referenced, by reference
-# counting) and it is back on. What it does NOT bound: reference cycles dropped during that first
-# invocation are frozen too and never freed (about 400 objects after a first search). Only where
-# AWS_LAMBDA_FUNCTION_NAME is set (Lambda sets it): tests and the local stack import this module in
-# long-lived processes that may never call the handler.
-_COLD_START = [bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))]
 if _COLD_START[0]:
-    gc.freeze()
-    gc.disable()
+    gc.freeze()  # end of init: what it built is kept for the process's life (collector still off)
 
 
 @metrics.log_metrics
