@@ -122,7 +122,7 @@ class OnFirstUse:
     after that goes to the same object (so a warm function reuses it, as it would an eager one).
 
     Why: a cold start pays for what ``deps()`` builds, and most routes use a few of its parts. A
-    boto3 client costs 40-60 ms of CPU to create (botocore loads and parses its service model) and
+    boto3 client costs 40-80 ms of CPU to create (botocore loads and parses its service model) and
     the KMS signer calls DescribeKey in its constructor; a search uses neither KMS part. What it does
     NOT do: check anything early. A misconfigured key now fails the first route that signs, not
     every route.
