@@ -30,6 +30,18 @@ from acx.core.cartridge.format import (
 )
 from acx.core.signing import PublicKey
 
+# (what, table, key column) of every table whose rows are looked up by key, as format.SCHEMA declares.
+_KEYED_TABLES = (
+    ("meta key", "cartridge", "key"),
+    ("file", "sqlar", "name"),
+    ("memory row", "memory", "id"),
+    ("vector", "vectors", "memory_id"),
+    ("signature", "signatures", "sig_id"),
+    ("attestation", "attestations", "att_id"),
+    ("skill", "acx_skill", "sqlar_path"),
+    ("capability", "capabilities", "id"),
+)
+
 
 @dataclass
 class MemoryRow:
@@ -296,6 +308,7 @@ class CartridgeReader:
         rec.manifest = entries if collect else None
         rec.manifest_hash = "sha256:" + hasher.hexdigest()
         rec.entries = hasher.count
+        self._check_keys(rec)
         self._check_memory(rec)
         for what, sql in (
             (
@@ -329,6 +342,22 @@ class CartridgeReader:
             )
         ]
         return rec
+
+    def _check_keys(self, rec: Recomputed) -> None:
+        """Every keyed row is one text key: the schema is the file's own, so a hostile table rebuilt
+        without its primary key can hold a second row under a signed id (a lookup by id checks only
+        the first, while memory_records returns both), or a NULL key that no coverage query sees."""
+        for what, table, col in _KEYED_TABLES:
+            sql = (
+                f"SELECT CAST({col} AS TEXT), count(*), sum(typeof({col}) <> 'text') FROM {table} "  # noqa: S608
+                f"GROUP BY CAST({col} AS TEXT) HAVING count(*) > 1 OR sum(typeof({col}) <> 'text') > 0 "
+                "ORDER BY 1"
+            )
+            for key, n, not_text in self._iter(sql):
+                if not_text:
+                    rec.note(f"{what} {key!r}: the key is not text")
+                if n > 1:
+                    rec.note(f"{what} {key!r}: {n} rows under one key")
 
     def _check_memory(self, rec: Recomputed) -> None:
         for rid, zone, afp, cbf, payload, oid in self._iter(
