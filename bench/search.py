@@ -378,22 +378,134 @@ def _bulk_rows(stack: Any, tenant: str, package: str, records: list[dict[str, An
             left = ddb.batch_write_item(RequestItems=left).get("UnprocessedItems") or {}
 
 
+# What a cold Lambda pays: the init phase (the api handler module executed, as Lambda's runtime
+# imports it) and then the first request through ``lambda_handler`` with the event API Gateway sends.
+# The first request is split three ways by wrapping ``builtins.__import__`` (outermost imports: the
+# lazy imports of the route) and botocore's ``Session.create_client`` (clients); the rest is the
+# search (manifest and segment from S3, the view, the query, the hits' rows). The wrappers cost a
+# few µs per call; they are installed after init, so init is timed bare.
 COLD_CHILD = """
-import json, sys, time
-t0, c0 = time.perf_counter(), time.process_time()
-import numpy
-from acx.usecases.deps import deps
-from acx.usecases.search import parse_query, search
-t1, c1 = time.perf_counter(), time.process_time()
-d = deps()
-tc, cc = time.perf_counter(), time.process_time()
-out = search(d, sys.argv[1], sys.argv[2], parse_query(sys.argv[3], 10))
-t2, c2 = time.perf_counter(), time.process_time()
-out2 = search(d, sys.argv[1], sys.argv[2], parse_query(sys.argv[4], 10))
-t3, c3 = time.perf_counter(), time.process_time()
-print(json.dumps({"imports": [t1 - t0, c1 - c0], "first": [t2 - t1, c2 - c1], "clients": [tc - t1, cc - c1],
-                  "second": [t3 - t2, c3 - c2], "results": [len(out.results), len(out2.results)]}))
+import builtins, json, sys, time, importlib.util
+fn_dir, layer, events = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+sys.path[:0] = [fn_dir, layer]
+clock = lambda: (time.perf_counter(), time.process_time())
+t0 = clock()
+spec = importlib.util.spec_from_file_location("app", fn_dir + "/app.py")
+app = importlib.util.module_from_spec(spec)
+sys.modules["app"] = app
+spec.loader.exec_module(app)
+t1 = clock()
+spent = {"imports": [0.0, 0.0], "clients": [0.0, 0.0]}
+state = {"depth": 0, "patched": False}
+real_import = builtins.__import__
+
+def add(what, since):
+    now = clock()
+    spent[what][0] += now[0] - since[0]
+    spent[what][1] += now[1] - since[1]
+
+def timed_import(*args, **kwargs):
+    if state["depth"]:
+        return real_import(*args, **kwargs)
+    state["depth"] += 1
+    since = clock()
+    try:
+        return real_import(*args, **kwargs)
+    finally:
+        add("imports", since)
+        state["depth"] -= 1
+        session = sys.modules.get("botocore.session")
+        if session is not None and not state["patched"]:
+            state["patched"] = True
+            create = session.Session.create_client
+
+            def timed_create(self, *a, **kw):
+                state["depth"] += 1  # imports inside client creation count as the client's
+                since = clock()
+                try:
+                    return create(self, *a, **kw)
+                finally:
+                    add("clients", since)
+                    state["depth"] -= 1
+
+            session.Session.create_client = timed_create
+
+builtins.__import__ = timed_import
+
+class Context:
+    function_name, memory_limit_in_mb, function_version = "acx-api", 1024, "$LATEST"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:acx-api"
+    aws_request_id, log_group_name, log_stream_name = "cold", "/aws/lambda/acx-api", "cold"
+    def get_remaining_time_in_millis(self): return 30000
+
+def invoke(event):
+    answer = app.lambda_handler(event, Context())
+    if answer["statusCode"] != 200:
+        raise SystemExit(f"search answered {answer['statusCode']}: {answer['body'][:300]}")
+    return len(json.loads(answer["body"])["results"])
+
+first = invoke(events[0])
+t2 = clock()
+builtins.__import__ = real_import
+second = invoke(events[1])
+t3 = clock()
+d = lambda a, b: [b[0] - a[0], b[1] - a[1]]
+print(json.dumps({"init": d(t0, t1), "first": d(t1, t2), "second": d(t2, t3),
+                  "first_imports": spent["imports"], "first_clients": spent["clients"],
+                  "results": [first, second]}))
 """
+
+
+def _api_event(stack: Any, token: str, package: str, q: str, k: int = 10) -> dict[str, Any]:
+    """The search request as API Gateway hands it to the api function (payload format 2.0, the JWT
+    authorizer's claims), built by the local gateway's own code."""
+    from urllib.parse import urlencode
+
+    from acx.local.gateway import build_event, match_route
+    from acx.local.jwt_issuer import scopes_of
+
+    path, query = f"/v1/packages/{package}/memories/search", urlencode({"q": q, "k": k})
+    hit = match_route("GET", path)
+    if hit is None:
+        raise RuntimeError(f"no route for {path}")
+    route, params = hit
+    claims = stack.issuer.verify(token)
+    headers = [("Authorization", f"Bearer {token}"), ("Accept", "application/json"), ("Host", "localhost")]
+    return build_event(
+        method="GET",
+        raw_path=path,
+        raw_query=query,
+        headers=headers,
+        body=b"",
+        source_ip="127.0.0.1",
+        route_key=route.key,
+        path_parameters=params,
+        claims=claims,
+        scopes=scopes_of(claims),
+    )
+
+
+def cold_start(stack: Any, token: str, package: str, queries: list[str], runs: int = 3) -> dict[str, Any]:
+    """Fresh interpreters against ``stack``, each the api handler's init then two searches through it:
+    the run of median CPU (init + first request) of ``runs``, after one that warms the caches."""
+    import os
+    import subprocess
+
+    events = [_api_event(stack, token, package, q) for q in queries[:2]]
+    env = os.environ.copy()
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode caches warm, as bench coldstart measures
+    env["AWS_LAMBDA_FUNCTION_NAME"] = "acx-api"  # set by Lambda; the handler's cold-start GC reads it
+    argv = [sys.executable, "-c", COLD_CHILD, str(ROOT / "functions" / "api"), str(ROOT / "layers" / "acx")]
+    outs: list[dict[str, Any]] = []
+    for _ in range(1 + runs):  # the first run writes the bytecode caches (and warms the page cache)
+        child = subprocess.run(
+            [*argv, json.dumps(events)], capture_output=True, text=True, env=env, check=False, timeout=600
+        )
+        if child.returncode != 0:
+            raise RuntimeError(f"cold child failed: {child.stderr[-800:]}")
+        outs.append(json.loads(child.stdout.strip().splitlines()[-1]))
+    kept = sorted(outs[1:], key=lambda o: o["init"][1] + o["first"][1])
+    return kept[len(kept) // 2] | {"runs": runs, "min_cpu": kept[0]["init"][1] + kept[0]["first"][1]}
 
 
 def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.0) -> list[dict[str, Any]]:
@@ -402,13 +514,13 @@ def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.
 
     Measured in three places: (1) the search use case as the api function runs it
     (``usecases.search.search``: package check, manifest revalidation in S3, ranking, the hits' rows
-    from DynamoDB), warm; (2) the same in a fresh interpreter (imports, clients, the manifest and the
-    segment read from S3, the view, the query): the first query after a cold load; (3) through the
+    from DynamoDB), warm; (2) a cold start in a fresh interpreter (``cold_start``: the api handler's
+    init, then its first search request with the event API Gateway sends: the route's lazy imports,
+    the clients, the manifest and the segment from S3, the view, the query); (3) through the
     local stack's HTTP API (gateway + api handler + the same use case), warm and after the api
     function's caches are dropped.
     """
     import os
-    import subprocess
 
     from acx.local.stack import LocalStack
 
@@ -458,18 +570,8 @@ def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.
             cpus.append((time.process_time() - c0) * 1000)
             empty += not out.results
         _progress("fresh interpreter")
-        # (2) a fresh interpreter against the same stack (its moto over HTTP, S3 through the gateway).
-        child = subprocess.run(
-            [sys.executable, "-c", COLD_CHILD, tenant, package, queries[0], queries[1]],
-            capture_output=True,
-            text=True,
-            env=os.environ.copy(),
-            check=False,
-            timeout=600,
-        )
-        if child.returncode != 0:
-            raise RuntimeError(f"cold child failed: {child.stderr[-800:]}")
-        cold = json.loads(child.stdout.strip().splitlines()[-1])
+        # (2) a cold api function against the same stack (its moto over HTTP, S3 through the gateway).
+        cold = cold_start(stack, token, package, queries)
         # (3) the HTTP API, warm, then after dropping the api function's caches (index and clients).
         path = f"/v1/packages/{package}/memories/search"
 
@@ -504,9 +606,10 @@ def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.
         "then compacted"
     )
     where = f"{label}, {len(wall)} Cranfield queries, k=10"
-    cold_wall, cold_cpu = cold["imports"][0] + cold["first"][0], cold["imports"][1] + cold["first"][1]
+    cold_wall, cold_cpu = cold["init"][0] + cold["first"][0], cold["init"][1] + cold["first"][1]
     hook = f"({BULK_BATCH}-record batches: segment, S3 PUT, manifest)"
-    search_cpu = cold["first"][1] - cold["clients"][1]
+    search_cpu = cold["first"][1] - cold["first_imports"][1] - cold["first_clients"][1]
+    search_wall = cold["first"][0] - cold["first_imports"][0] - cold["first_clients"][0]
     rows += [
         {
             "name": f"search service bench setup ({label}; local stack, moto in this process)",
@@ -538,18 +641,22 @@ def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.
             "note": note,
         },
         {
-            "name": f"search first query after a cold load, fresh interpreter ({label}: imports + clients + "
-            "manifest and segment from S3 + view + query), wall / CPU",
+            "name": f"search first query after a cold start ({label}: api handler init, then its first "
+            "request: lazy imports + clients + manifest and segment from S3 + view + query + rows), "
+            "wall / CPU",
             "value": f"{cold_wall:.2f} / {cold_cpu:.2f}",
             "unit": "s",
-            "baseline": f"CPU: imports {cold['imports'][1]:.2f} + clients {cold['clients'][1]:.2f} + "
-            f"the search (manifest, segment, view, query, rows) {search_cpu:.2f} s",
+            "baseline": f"CPU: init {cold['init'][1]:.2f} + the request's imports "
+            f"{cold['first_imports'][1]:.2f} + clients {cold['first_clients'][1]:.2f} + the search "
+            f"{search_cpu:.2f} s",
             "target": "<= 1 s (CPU)",
             "note": (
-                f"imports {cold['imports'][0]:.2f} s wall / {cold['imports'][1]:.2f} s CPU, first search "
-                f"{cold['first'][0]:.2f} / {cold['first'][1]:.2f}, second search "
-                f"{cold['second'][0] * 1000:.0f} / "
-                f"{cold['second'][1] * 1000:.0f} ms; S3 and DynamoDB over HTTP to the stack; " + note
+                f"median of {cold['runs']} fresh interpreters by CPU (the lowest {cold['min_cpu']:.2f} s), "
+                f"bytecode caches warm; wall: init {cold['init'][0]:.2f} + imports "
+                f"{cold['first_imports'][0]:.2f} + clients {cold['first_clients'][0]:.2f} + search "
+                f"{search_wall:.2f} s; second request {cold['second'][0] * 1000:.0f} / "
+                f"{cold['second'][1] * 1000:.0f} ms; the event as API Gateway sends it, S3 and DynamoDB "
+                "over HTTP to the stack; " + note
             ),
         },
         {

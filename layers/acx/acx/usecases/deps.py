@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
@@ -12,7 +14,6 @@ from acx.adapters.aws import reset as reset_clients
 from acx.adapters.catalog import Catalog
 from acx.adapters.forget_key import KmsMacKeyer
 from acx.adapters.jobs import JobStore
-from acx.adapters.kms import KmsSigner
 from acx.adapters.log_store import LogStore
 from acx.adapters.objects import ObjectStore
 from acx.adapters.queues import MessageQueue
@@ -116,22 +117,65 @@ class Deps:
         return NearPolicy(self.settings.forget_near_policy, self.settings.forget_near_threshold)
 
 
+class OnFirstUse:
+    """Stands in for the object ``build`` returns, built at the first attribute read; every read
+    after that goes to the same object (so a warm function reuses it, as it would an eager one).
+
+    Why: a cold start pays for what ``deps()`` builds, and most routes use a few of its parts. A
+    boto3 client costs 40-80 ms of CPU to create (botocore loads and parses its service model) and
+    the KMS signer calls DescribeKey in its constructor; a search uses neither KMS part. What it does
+    NOT do: check anything early. A misconfigured key now fails the first route that signs, not
+    every route.
+    """
+
+    __slots__ = ("_build", "_lock", "_target")
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._lock = threading.Lock()
+        self._target: Any = None
+
+    def resolve(self) -> Any:
+        """The object itself (built now if it was not yet; once, whatever the threads)."""
+        if self._target is None:
+            with self._lock:
+                if self._target is None:
+                    self._target = self._build()
+        return self._target
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.resolve(), name)
+
+
+def lazy_client(service: str) -> Any:
+    """``aws.client(service)``, created at its first use (then the process's one client)."""
+    return OnFirstUse(lambda: client(service))
+
+
+def _kms_signer(key_id: str) -> Any:
+    from acx.adapters.kms import KmsSigner  # lazy: only routes that sign (or publish the key) need it
+
+    return KmsSigner(client("kms"), key_id)
+
+
 @lru_cache(maxsize=1)
 def deps() -> Deps:
-    """The service's adapters, created on first use (their clients are made here, not at import)."""
+    """The service's adapters, created on first use; each boto3 client (and the KMS signer, which
+    calls DescribeKey) is made at its first call, not here (``OnFirstUse``)."""
     cfg = settings()
-    signer = KmsSigner(client("kms"), cfg.signing_key_id)
+    signer = OnFirstUse(lambda: _kms_signer(cfg.signing_key_id))
     notes = NoteSigner(cfg.publisher_id, signer)
-    s3 = client("s3")
+    s3, ddb = lazy_client("s3"), lazy_client("dynamodb")
+    keyer = KmsMacKeyer(lazy_client("kms"), cfg.forget_key_id) if cfg.forget_key_id else DEV_FORGET_KEY
     return Deps(
         settings=cfg,
-        log=LogStore(client("dynamodb"), cfg, notes.sign, notes.verifier_key),
+        log=LogStore(ddb, cfg, notes.sign, notes.verifier_key),
         data=ObjectStore(s3, cfg.data_bucket),
         uploads=ObjectStore(s3, cfg.uploads_bucket),
         cartridges=ObjectStore(s3, cfg.cartridges_bucket),
-        jobs=JobStore(client("dynamodb"), cfg.jobs_table),
+        jobs=JobStore(ddb, cfg.jobs_table),
         signer=signer,
-        forget_keys=KmsMacKeyer(client("kms"), cfg.forget_key_id) if cfg.forget_key_id else DEV_FORGET_KEY,
+        forget_keys=keyer,
     )
 
 
