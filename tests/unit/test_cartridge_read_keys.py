@@ -103,3 +103,17 @@ def test_a_null_document_ahead_of_the_signed_one_reads_as_missing(tmp_path: Path
         "attestation object attestation:log-checkpoint: live content missing",
         "attestation 'log-checkpoint': 2 rows under one key",
     ]
+
+
+def test_a_payload_stored_as_a_blob_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    """SQLite keeps a BLOB in a TEXT NOT NULL column: recompute names it (found by mut6b: it raised
+    AttributeError on bytes.encode), and the verdict is tampered."""
+    path = tmp_path / "a.acx"
+    make(path, save=False)
+    with sqlite3.connect(path) as db:
+        (rid,) = db.execute("SELECT id FROM memory ORDER BY id LIMIT 1").fetchone()
+        db.execute("UPDATE memory SET payload = CAST(payload AS BLOB) WHERE id = ?", (rid,))
+    with CartridgeReader(path) as r:
+        problems = r.recompute().problems
+        assert f"memory {rid}: payload is not text" in problems
+        assert evaluate(r).verdict == "tampered"

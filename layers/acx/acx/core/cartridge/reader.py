@@ -363,6 +363,9 @@ class CartridgeReader:
         for rid, zone, afp, cbf, payload, oid in self._iter(
             "SELECT id, zone, artifact_fingerprint, codebase_fingerprint, payload, oid FROM memory"
         ):
+            if not isinstance(payload, str):  # the file's own schema: SQLite stores a BLOB in a TEXT column
+                rec.note(f"memory {rid}: payload is not text")
+                continue
             data = payload.encode("utf-8")
             if oid_of(data) != oid:
                 rec.note(f"memory {rid}: memory.oid differs from the payload hash")
