@@ -75,3 +75,16 @@ def test_past_the_budget_a_lob_key_after_a_bare_test_pub_prefix_is_not_searched_
     flood = "test_pub_ " * 1000
     assert _rules(f"k {LOB_TEST_PUB}") == [("lob-pub-api-key", 2)]
     assert _rules(f"test_pub_ {LOB_TEST_PUB} {flood}") == [("scan-budget", 0)]
+
+
+RANDOM_RUN = "Zq8Lm3Xv9Rt2Wp7Ny4Kb9Qa5Hc0d2LmQz8Lm3Xv9R"
+
+
+@pytest.mark.parametrize("filler", ["~", "%"])
+@pytest.mark.parametrize(("gap", "blocked"), [(511, False), (512, False), (513, True)])
+def test_a_name_excuses_a_random_value_512_value_bytes_away(filler: str, gap: int, blocked: bool) -> None:
+    """``sha256=`` says its value is a digest, not a secret, even when value characters (``~``, ``%``)
+    run between the name and a random run: up to 512 of them. Farther back the name is not looked for,
+    and the random run is blocked by the generic entropy check at its own offset."""
+    text = "sha256=" + filler * gap + RANDOM_RUN
+    assert _rules(text) == ([("high-entropy", 7 + gap)] if blocked else [])
