@@ -93,11 +93,15 @@ def test_a_name_excuses_a_random_value_512_value_bytes_away(filler: str, gap: in
 LOB_LIVE_PUB = "live_pub_" + hashlib.sha256(b"lob").hexdigest()[:31]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug: the gocardless regex trigger live_[a-z0-9_=-]{4} comes first in the prefilter "
-    "alternation and takes every lowercase live_pub_ hit, so the lob-pub-api-key literal never fires",
-)
 def test_a_live_lob_publishable_key_is_named_by_its_rule() -> None:
-    """A live Lob publishable key is named by its own rule, as the test one is."""
+    """A live Lob publishable key is named by its own rule, as the test one is (it was not: the gocardless
+    regex trigger live_[a-z0-9_=-]{4} took the prefilter's hit at that position)."""
     assert _rules(f"k {LOB_LIVE_PUB}") == [("lob-pub-api-key", 2)]
+
+
+def test_a_live_lob_secret_key_is_named_though_gocardless_trigger_matches_there_too() -> None:
+    """``live_`` + hex matches gocardless' regex trigger and Lob's, and RE2 reports one alternative
+    per position: the later trigger is tried too, so a live Lob secret key is named (it was not)."""
+    key = "live_" + "0123456789abcdef" * 2 + "012"
+    assert _rules(f"lob_key = {key}") == [("lob-api-key", 10)]
+    assert _rules(f"test key {key.replace('live_', 'test_')}") == [("lob-api-key", 9)]

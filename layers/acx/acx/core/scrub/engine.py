@@ -70,6 +70,9 @@ class _Compiled:
         self.regex_before = {
             i + 1: t.before for i, (t, _) in enumerate(x for x in self.triggers if x[0].regex)
         }
+        # Each regex trigger alone, to be tried where the prefilter credited an earlier one: RE2 reports
+        # one alternative per position (the first that matches), so a later one would go unseen.
+        self.regex_alone = [re2.compile(t.text.encode(), opts) for t, _ in self.triggers if t.regex]
         literal_parts.sort(key=lambda p: -len(p[0]))
         ci = "|".join(re2.escape(t) for t, c in literal_parts if c)
         cs = "|".join(re2.escape(t) for t, c in literal_parts if not c)
@@ -111,14 +114,20 @@ def _provider_hits(buf: bytes, c: _Compiled, budget: list[int]) -> list[tuple[in
         budget[0] -= 1
         if budget[0] < 0:
             break
-        if m.lastindex == lit_group:
-            for lit, ci, before, rule_ix in c.buckets.get(buf[start : start + 2].lower(), ()):
-                piece = buf[start : start + len(lit)]
-                if (piece.lower() if ci else piece) == lit:
-                    hits.append((start, before, rule_ix))
-        else:
-            group = m.lastindex or 0
+        group = m.lastindex or 0
+        if group != lit_group:
+            # The first regex trigger matching here, then every later one that also does (``live_``
+            # followed by hex is both gocardless' trigger and the next one's).
             hits.append((start, c.regex_before[group], c.group_rules[group]))
+            for later in range(group + 1, lit_group):
+                if c.regex_alone[later - 1].match(buf, start) is not None:
+                    hits.append((start, c.regex_before[later], c.group_rules[later]))
+        # The literal triggers at this position, whichever group the prefilter reported: a regex
+        # trigger's hit (``live_[a-z0-9_=-]{4}``) must not hide a literal one (``live_pub_``, Lob).
+        for lit, ci, before, rule_ix in c.buckets.get(buf[start : start + 2].lower(), ()):
+            piece = buf[start : start + len(lit)]
+            if (piece.lower() if ci else piece) == lit:
+                hits.append((start, before, rule_ix))
         pos = start + 1
     return hits
 
