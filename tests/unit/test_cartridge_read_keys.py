@@ -9,6 +9,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from acx.core import canonical
 from acx.core.cartridge import CartridgeReader
 from acx.core.cartridge.format import oid_of
@@ -83,31 +85,9 @@ def test_a_cartridge_as_written_has_no_key_problems(tmp_path: Path) -> None:
         assert r.recompute().problems == []
 
 
-def test_a_null_document_ahead_of_the_signed_one_reads_as_missing(tmp_path: Path) -> None:
-    """The first attestation row under the id has no document, the signed copy follows: the lookup
-    reads the first row, so the content is missing (and doubled), and nothing crashes."""
-    from tests.unit.test_cartridge_read_guards import LEGACY_DOC, _add_legacy_attestation
-
-    path = tmp_path / "a.acx"
-    make(path, save=False)
-    _add_legacy_attestation(path, LEGACY_DOC)
-    with sqlite3.connect(path) as db:
-        rows = _without_primary_key(db, "attestations")
-        (att,) = [r for r in rows if r[0] == "log-checkpoint"]
-        blank = (*att[:4], None, *att[5:])
-        marks = ", ".join("?" * len(att))
-        db.executemany(f"INSERT INTO attestations VALUES ({marks})", [blank, *rows])  # noqa: S608
-    with CartridgeReader(path) as r:
-        problems = r.recompute().problems
-    assert problems == [
-        "attestation object attestation:log-checkpoint: live content missing",
-        "attestation 'log-checkpoint': 2 rows under one key",
-    ]
-
-
 def test_a_payload_stored_as_a_blob_is_a_problem_not_a_crash(tmp_path: Path) -> None:
-    """SQLite keeps a BLOB in a TEXT NOT NULL column: recompute names it (found by mut6b: it raised
-    AttributeError on bytes.encode), and the verdict is tampered."""
+    """SQLite keeps a BLOB in a TEXT NOT NULL column: recompute names it (found by mutation testing: it
+    raised AttributeError on bytes.encode), and the verdict is tampered."""
     path = tmp_path / "a.acx"
     make(path, save=False)
     with sqlite3.connect(path) as db:
@@ -117,3 +97,29 @@ def test_a_payload_stored_as_a_blob_is_a_problem_not_a_crash(tmp_path: Path) -> 
         problems = r.recompute().problems
         assert f"memory {rid}: payload is not text" in problems
         assert evaluate(r).verdict == "tampered"
+
+
+def test_a_huge_hostile_key_is_named_by_its_first_80_characters(tmp_path: Path) -> None:
+    path = tmp_path / "a.acx"
+    make(path, save=False)
+    big = "k" * 100_000
+    with sqlite3.connect(path) as db:
+        rows = _without_primary_key(db, "cartridge")
+        db.executemany("INSERT INTO cartridge VALUES (?, ?)", [*rows, (big, '"a"'), (big, '"b"')])
+    with CartridgeReader(path) as r:
+        problems = r.recompute().problems
+    assert f"meta key {'k' * 80 + '...'!r}: 2 rows under one key" in problems
+    assert max(len(p) for p in problems) < 200
+
+
+@pytest.mark.parametrize(("size", "shown"), [(80, "m" * 80), (81, "m" * 80 + "...")])
+def test_a_key_is_cut_only_past_80_characters(tmp_path: Path, size: int, shown: str) -> None:
+    path = tmp_path / "a.acx"
+    make(path, save=False)
+    with sqlite3.connect(path) as db:
+        rows = _without_primary_key(db, "cartridge")
+        db.executemany(
+            "INSERT INTO cartridge VALUES (?, ?)", [*rows, ("m" * size, '"a"'), ("m" * size, '"b"')]
+        )
+    with CartridgeReader(path) as r:
+        assert f"meta key {shown!r}: 2 rows under one key" in r.recompute().problems

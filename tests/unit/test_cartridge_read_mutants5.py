@@ -9,6 +9,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from acx.core import canonical
 from acx.core.cartridge import CartridgeReader
 from acx.core.cartridge.format import oid_of
@@ -68,21 +70,31 @@ def test_an_edited_capability_row_ahead_of_its_untouched_copy_is_reported(tmp_pa
     ]
 
 
-def test_an_edited_attestation_row_ahead_of_its_untouched_copy_is_reported(tmp_path: Path) -> None:
-    """The same for an attestation: the first row under its id carries an edited document, the bound
-    copy follows; the attestation's objects row no longer matches what a lookup reads."""
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        (LEGACY_DOC.replace('"k"', '"K"'), "recomputed oid differs from objects.oid"),
+        (None, "live content missing"),  # and nothing crashes on the NULL
+    ],
+    ids=["edited", "null"],
+)
+def test_an_edited_attestation_row_ahead_of_its_untouched_copy_is_reported(
+    tmp_path: Path, document: str | None, problem: str
+) -> None:
+    """The same for an attestation: the first row under its id carries an edited or a NULL document,
+    the bound copy follows; the attestation's objects row no longer matches what a lookup reads."""
     path = tmp_path / "a.acx"
     make(path, save=False)
     _add_legacy_attestation(path, LEGACY_DOC)
     with sqlite3.connect(path) as db:
         rows = _without_primary_key(db, "attestations")
         (att,) = [r for r in rows if r[0] == "log-checkpoint"]
-        edited = (*att[:4], LEGACY_DOC.replace('"k"', '"K"'), *att[5:])
+        edited = (*att[:4], document, *att[5:])
         marks = ", ".join("?" * len(att))
         db.executemany(f"INSERT INTO attestations VALUES ({marks})", [edited, *rows])  # noqa: S608
     with CartridgeReader(path) as r:
         problems = r.recompute().problems
     assert problems == [
-        "attestation object attestation:log-checkpoint: recomputed oid differs from objects.oid",
+        f"attestation object attestation:log-checkpoint: {problem}",
         "attestation 'log-checkpoint': 2 rows under one key",
     ]

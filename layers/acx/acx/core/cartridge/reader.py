@@ -354,10 +354,13 @@ class CartridgeReader:
                 "ORDER BY 1"
             )
             for key, n, not_text in self._iter(sql):
+                shown = repr(
+                    key if key is None or len(key) <= 80 else key[:80] + "..."
+                )  # a hostile key's size
                 if not_text:
-                    rec.note(f"{what} {key!r}: the key is not text")
+                    rec.note(f"{what} {shown}: the key is not text")
                 if n > 1:
-                    rec.note(f"{what} {key!r}: {n} rows under one key")
+                    rec.note(f"{what} {shown}: {n} rows under one key")
 
     def _check_memory(self, rec: Recomputed) -> None:
         for rid, zone, afp, cbf, payload, oid in self._iter(
