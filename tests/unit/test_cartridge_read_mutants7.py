@@ -51,3 +51,29 @@ def test_a_file_stored_twice_under_one_name_is_named_and_the_first_copy_is_the_o
         rec = r.recompute(collect=True)
     assert f"file {name!r}: 2 rows under one key" in rec.problems
     assert not [p for p in rec.problems if p.startswith(f"sqlar object {name}:")], rec.problems
+
+
+def test_a_memory_payload_that_is_json_but_not_an_object_is_refused_by_id(tmp_path: Path) -> None:
+    from acx.core.cartridge import CartridgeError
+
+    path = tmp_path / "a.acx"
+    make(path, save=False)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE memory SET payload = '[1,2]' WHERE id = 'mem-00001'")
+    with (
+        CartridgeReader(path) as r,
+        pytest.raises(CartridgeError, match="memory mem-00001: payload is not a JSON object"),
+    ):
+        r.memory_records()
+
+
+def test_the_skill_index_lists_the_cartridges_skill(tmp_path: Path) -> None:
+    path = tmp_path / "a.acx"
+    make(path, save=False)
+    with sqlite3.connect(path) as db:
+        want = db.execute("SELECT sqlar_path, name FROM acx_skill").fetchall()
+    assert want and want[0][0] == "rom/skills/deploy-helper/SKILL.md"
+    with CartridgeReader(path) as r:
+        skills = r.skills()
+    assert [(s["sqlar_path"], s["name"]) for s in skills] == want
+    assert set(skills[0]) == {"sqlar_path", "name", "description", "license", "content_sha256"}

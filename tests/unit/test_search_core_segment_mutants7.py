@@ -29,3 +29,27 @@ def test_each_docs_tags_come_back_with_that_doc_an_empty_tag_included() -> None:
         "c": ("", "db", "ops"),
         "d": ("db",),
     }
+
+
+def test_a_segment_whose_text_is_not_utf8_is_refused_by_name() -> None:
+    import pytest
+
+    from acx.core.search.segment import Packed, SegmentError
+
+    built = Segment.build(ENGINE.id, ENGINE.dim, to_docs([_rec("abc", "alpha", [])], ENGINE))
+    data = bytearray(built.to_bytes())
+    offset, count = Packed.parse(bytes(data)).sections["ids_text"]
+    assert bytes(data[offset : offset + count]) == b"abc"
+    data[offset] = 0xFF
+    with pytest.raises(SegmentError, match="segment ids_text is not UTF-8"):
+        Segment.from_bytes(bytes(data))
+
+
+def test_a_segment_of_another_engine_with_the_same_dimension_is_not_merged() -> None:
+    import pytest
+
+    from acx.core.search.segment import SegmentError, merge
+
+    seg = Segment.build(ENGINE.id, ENGINE.dim, to_docs([_rec("a", "alpha", [])], ENGINE))
+    with pytest.raises(SegmentError, match=f"segment built by {ENGINE.id} cannot merge"):
+        merge([seg], "other-engine-128", ENGINE.dim, lambda s, i: True)
