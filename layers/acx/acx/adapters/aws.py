@@ -12,14 +12,18 @@ def client(service: str) -> Any:
     import boto3
     from botocore.config import Config
 
+    from acx.adapters.service_models import install
     from acx.config import settings
+
+    session = boto3._get_default_session()  # what boto3.client uses (the local stack hooks it too)
+    install(session._session)  # orjson parses the service models (acx/adapters/service_models.py)
 
     cfg = Config(
         signature_version="s3v4" if service == "s3" else None,
         retries={"mode": "standard", "max_attempts": 5},
         s3={"addressing_style": "path"} if service == "s3" else None,
     )
-    return boto3.client(service, region_name=settings().region, config=cfg)
+    return session.client(service, region_name=settings().region, config=cfg)
 
 
 def reset() -> None:

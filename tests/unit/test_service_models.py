@@ -1,0 +1,80 @@
+"""The service models botocore builds clients from, parsed by orjson (``acx.adapters.service_models``):
+the same data, in the same key order, as botocore's own loader gives, and the service's clients use it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.loaders import JSONFileLoader, Loader
+
+from acx.adapters import aws
+from acx.adapters.service_models import OrjsonFileLoader, install
+
+# Every service acx.adapters.aws makes a client for (deps, search's Bedrock engine, the functions).
+SERVICES = ("s3", "dynamodb", "kms", "sqs", "sns", "bedrock-runtime")
+
+
+def _stock() -> Loader:
+    return Loader(file_loader=JSONFileLoader())
+
+
+def _fast() -> Loader:
+    return Loader(file_loader=OrjsonFileLoader())
+
+
+def _ordered(value: Any) -> str:
+    return json.dumps(value)  # no sort_keys: equal strings mean equal values in the same key order
+
+
+@pytest.mark.parametrize("service", SERVICES)
+@pytest.mark.parametrize("type_name", ["service-2", "endpoint-rule-set-1"])
+def test_a_service_model_is_the_same_data_in_the_same_order(service: str, type_name: str) -> None:
+    stock = _stock().load_service_model(service, type_name)
+    fast = _fast().load_service_model(service, type_name)
+    assert fast == stock
+    assert _ordered(fast) == _ordered(stock)
+
+
+@pytest.mark.parametrize("name", ["endpoints", "partitions", "sdk-default-configuration", "_retry"])
+def test_the_shared_tables_are_the_same(name: str) -> None:
+    stock, fast = _stock().load_data(name), _fast().load_data(name)
+    assert fast == stock and _ordered(fast) == _ordered(stock)
+
+
+def test_a_file_orjson_refuses_is_parsed_as_botocore_parses_it(tmp_path: Path) -> None:
+    # orjson stops at 64-bit integers; the standard library does not: botocore's answer is kept.
+    doc = '{"b": 1, "a": {"max": 123456789012345678901234567890}}'
+    (tmp_path / "big.json").write_text(doc)
+    with gzip.open(tmp_path / "zipped.json.gz", "wt") as f:
+        f.write('{"z": 2, "y": [1.5, "x"]}')
+    fast, stock = OrjsonFileLoader(), JSONFileLoader()
+    assert fast.load_file(str(tmp_path / "big")) == stock.load_file(str(tmp_path / "big"))
+    assert fast.load_file(str(tmp_path / "big"))["a"]["max"] == 123456789012345678901234567890
+    assert _ordered(fast.load_file(str(tmp_path / "zipped"))) == _ordered(stock.load_file(str(tmp_path / "zipped")))
+    assert fast.load_file(str(tmp_path / "missing")) is None
+
+
+def test_the_service_clients_are_built_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    aws.reset()
+    try:
+        s3 = aws.client("s3")
+        session = boto3._get_default_session()._session
+        assert isinstance(session.get_component("data_loader").file_loader, OrjsonFileLoader)
+        assert s3.meta.service_model.service_name == "s3"
+        assert "GetObject" in s3.meta.service_model.operation_names
+    finally:
+        aws.reset()
+
+
+def test_install_is_idempotent() -> None:
+    session = boto3._get_default_session()._session
+    install(session)
+    first = session.get_component("data_loader").file_loader
+    install(session)
+    assert session.get_component("data_loader").file_loader is first
