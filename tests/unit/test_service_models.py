@@ -55,7 +55,8 @@ def test_a_file_orjson_refuses_is_parsed_as_botocore_parses_it(tmp_path: Path) -
     fast, stock = OrjsonFileLoader(), JSONFileLoader()
     assert fast.load_file(str(tmp_path / "big")) == stock.load_file(str(tmp_path / "big"))
     assert fast.load_file(str(tmp_path / "big"))["a"]["max"] == 123456789012345678901234567890
-    assert _ordered(fast.load_file(str(tmp_path / "zipped"))) == _ordered(stock.load_file(str(tmp_path / "zipped")))
+    zipped = str(tmp_path / "zipped")
+    assert _ordered(fast.load_file(zipped)) == _ordered(stock.load_file(zipped))
     assert fast.load_file(str(tmp_path / "missing")) is None
 
 
