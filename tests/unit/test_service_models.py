@@ -8,12 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from botocore.loaders import JSONFileLoader, Loader
 
 from acx.adapters import aws
-from acx.adapters.service_models import OrjsonFileLoader, install
+from acx.adapters.service_models import OrjsonFileLoader, ServiceModelLoader, install
 
 # Every service acx.adapters.aws makes a client for (deps, search's Bedrock engine, the functions).
 SERVICES = ("s3", "dynamodb", "kms", "sqs", "sns", "bedrock-runtime")
@@ -24,7 +23,7 @@ def _stock() -> Loader:
 
 
 def _fast() -> Loader:
-    return Loader(file_loader=OrjsonFileLoader())
+    return ServiceModelLoader(file_loader=OrjsonFileLoader())
 
 
 def _ordered(value: Any) -> str:
@@ -65,8 +64,8 @@ def test_the_service_clients_are_built_with_it(monkeypatch: pytest.MonkeyPatch) 
     aws.reset()
     try:
         s3 = aws.client("s3")
-        session = boto3._get_default_session()._session
-        assert isinstance(session.get_component("data_loader").file_loader, OrjsonFileLoader)
+        session = aws.session()
+        assert isinstance(session.get_component("data_loader"), ServiceModelLoader)
         assert s3.meta.service_model.service_name == "s3"
         assert "GetObject" in s3.meta.service_model.operation_names
     finally:
@@ -74,8 +73,62 @@ def test_the_service_clients_are_built_with_it(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_install_is_idempotent() -> None:
-    session = boto3._get_default_session()._session
+    session = aws.session()
     install(session)
     first = session.get_component("data_loader").file_loader
     install(session)
     assert session.get_component("data_loader").file_loader is first
+
+
+@pytest.mark.parametrize(
+    "type_name", ["service-2", "endpoint-rule-set-1", "paginators-1", "waiters-2", "nope-1"]
+)
+def test_the_services_listed_are_botocores(type_name: str) -> None:
+    fast = _fast()
+    assert fast.list_available_services(type_name) == _stock().list_available_services(type_name)
+    assert fast.list_available_services(type_name) is fast.list_available_services(type_name)  # cached
+
+
+def test_the_listing_of_a_tree_with_odd_entries_is_botocores(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    for path in (
+        first / "svc-one" / "2020-01-01" / "service-2.json",
+        first / "svc-two" / "2021-01-01" / "paginators-1.json",
+        first / "svc-gz" / "2022-01-01" / "service-2.json.gz",
+        second / "svc-two" / "2023-01-01" / "service-2.json",  # the same service in another path
+        second / "svc-odd" / "2020-01-01" / "service-2.json" / "not-a-file",  # a directory
+    ):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.name == "not-a-file":
+            path.mkdir()
+        else:
+            path.write_bytes(b"{}")
+    (first / "svc-flat").mkdir()
+    (first / "svc-flat" / "service-2.json").write_bytes(b"{}")  # no version directory
+    (first / "a-file").write_bytes(b"")
+    paths = [str(first), str(second), str(tmp_path / "missing")]
+    stock = Loader(extra_search_paths=paths, include_default_search_paths=False)
+    fast = ServiceModelLoader(extra_search_paths=paths, include_default_search_paths=False)
+    for type_name in ("service-2", "paginators-1", "waiters-2"):
+        assert fast.list_available_services(type_name) == stock.list_available_services(type_name)
+    assert fast.list_available_services("service-2") == ["svc-gz", "svc-one", "svc-two"]
+
+
+def test_install_keeps_the_search_paths_and_a_client_still_refuses_an_unknown_service() -> None:
+    from botocore.exceptions import UnknownServiceError
+    from botocore.session import Session
+
+    session = Session()
+    before = list(session.get_component("data_loader").search_paths)
+    install(session)
+    loader = session.get_component("data_loader")
+    assert isinstance(loader, ServiceModelLoader) and isinstance(loader.file_loader, OrjsonFileLoader)
+    assert loader.search_paths == before
+    with pytest.raises(UnknownServiceError):
+        session.create_client("no-such-service", region_name="eu-west-1")
+    ddb = session.create_client(
+        "dynamodb", region_name="eu-west-1", aws_access_key_id="x", aws_secret_access_key="y"
+    )
+    assert (
+        ddb.meta.service_model.operation_model("Query").input_shape.members["TableName"].type_name == "string"
+    )
