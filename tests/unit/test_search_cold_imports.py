@@ -75,3 +75,36 @@ def test_a_process_that_imported_the_package_uses_it(word: str) -> None:
     # snowballstemmer already imported (as in this test process): its own stemmer, same stems.
     assert "snowballstemmer" in sys.modules
     assert text._english_stemmer()(word) == _package_stem()(word)  # type: ignore[operator]
+
+
+def test_a_cold_search_path_imports_neither_boto3_nor_every_contract_model() -> None:
+    # What a search's first request builds and imports, in a fresh Lambda-like process (no boto3
+    # default session): the handler's init, the S3 and DynamoDB clients, the search modules.
+    child = (
+        "import sys, json\n"
+        "sys.path.insert(0, 'functions/api')\n"
+        "import app\n"
+        "from acx.usecases.deps import deps\n"
+        "import acx.usecases.search, acx.core.search.ranking, acx.adapters.search_index\n"
+        "d = deps()\n"
+        "s3 = d.data.s3.resolve()\n"
+        "from acx.adapters.aws import client\n"
+        "client('dynamodb')\n"
+        "print(json.dumps({'s3': s3.meta.service_model.service_name,"
+        " 'mods': [m for m in ('boto3', 's3transfer', 'acx.contract.models', 'snowballstemmer')"
+        " if m in sys.modules]}))\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "layers" / "acx"),
+        "AWS_REGION": "eu-west-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", child], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out == {"s3": "s3", "mods": []}
