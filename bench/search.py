@@ -307,6 +307,7 @@ def speed_rows(collection: dict[str, Any], n: int, batch: int) -> list[dict[str,
 
 # ---- the service: the search use case in the api function and the HTTP API, on the local stack ----
 
+COLD_TARGET_S = 1.0  # issue 16: first query after a cold load <= 1 s at 100,000 records
 SEED_RECORDS = 300  # ingested through POST /bundles (log, receipts, rows, index segment)
 BULK_BATCH = 5000
 
@@ -649,7 +650,8 @@ def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.
             "baseline": f"CPU: init {cold['init'][1]:.2f} + the request's imports "
             f"{cold['first_imports'][1]:.2f} + clients {cold['first_clients'][1]:.2f} + the search "
             f"{search_cpu:.2f} s",
-            "target": "<= 1 s (CPU)",
+            "target": f"<= {COLD_TARGET_S:.0f} s (CPU): {'met' if cold_cpu <= COLD_TARGET_S else 'NOT met'}",
+            "ratio": round(cold_cpu / COLD_TARGET_S, 3),
             "note": (
                 f"median of {cold['runs']} fresh interpreters by CPU (the lowest {cold['min_cpu']:.2f} s), "
                 f"bytecode caches warm; wall: init {cold['init'][0]:.2f} + imports "

@@ -7,12 +7,21 @@ manylinux2014_aarch64 / CPython 3.12 wheels only, pinned by constraints.txt (if 
 no such wheel, the install is retried without the pins, and that is reported); copy the `acx`
 package; drop what the Lambda runtime already provides (boto3, botocore and their dependencies: a
 second botocore in /opt/python would shadow the runtime's and could mismatch its boto3) and what is
-never imported (__pycache__, tests, dist-info RECORDs, console scripts); zip deterministically.
+never imported (__pycache__, tests, dist-info RECORDs, console scripts); compile every module with
+CPython 3.12 into unchecked-hash ``.pyc`` files (``compile_for_runtime``); zip deterministically.
+
+Why the ``.pyc`` files: Lambda mounts a layer read-only at /opt, so Python cannot write bytecode
+caches there and compiles every layer module it imports, in every cold start (the local benches
+never see this: their caches are warm). Unchecked-hash files are loaded without looking at the
+source's mtime (the zip's are all 1980). Without a 3.12 interpreter the layer is built without
+them, and the summary says so (``compiled: false``). `sam build` (template.yaml's BuildMethod) does
+not run this script, so a stack deployed that way still ships none.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import shutil
@@ -44,6 +53,7 @@ class LayerBuild:
     unzipped_bytes: int
     files: int
     relaxed_constraints: bool
+    compiled: bool = False  # every module has a CPython 3.12 unchecked-hash .pyc beside it
 
 
 def pip_install(target: Path, *, constraints: Path | None) -> subprocess.CompletedProcess[str]:
@@ -106,6 +116,37 @@ def copy_package(site: Path) -> None:
     )
 
 
+def runtime_python() -> str | None:
+    """A CPython 3.12 interpreter (the runtime's bytecode version): ``ACX_LAYER_PYTHON``, then
+    ``python3.12`` on PATH, then pyenv's; None when there is none."""
+    for candidate in (
+        os.environ.get("ACX_LAYER_PYTHON"),
+        shutil.which("python3.12"),
+        *sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")), reverse=True),
+    ):
+        if not candidate or not os.access(candidate, os.X_OK):
+            continue
+        probe = subprocess.run(  # noqa: S603
+            [candidate, "-c", "import sys; print(sys.implementation.name, sys.version_info[:2] == (3, 12))"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if probe.returncode == 0 and probe.stdout.split() == ["cpython", "True"]:
+            return candidate
+    return None
+
+
+def compile_for_runtime(site: Path, python: str) -> None:
+    """Write ``__pycache__/*.cpython-312.pyc`` for every module under ``site``: unchecked-hash (valid
+    whatever the file times), named as Lambda sees them (``/opt/python/...`` in tracebacks)."""
+    cmd = [python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash"]
+    cmd += ["-s", str(site), "-p", "/opt/python", str(site)]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)  # noqa: S603
+    if result.returncode != 0:
+        raise RuntimeError(f"compileall failed:\n{(result.stdout + result.stderr)[-4000:]}")
+
+
 def zip_dir(root: Path, zip_path: Path) -> tuple[int, int]:
     """Zip `root` (its `python/` folder at the zip's top) deterministically; (files, unzipped bytes)."""
     files = sorted(p for p in root.rglob("*") if p.is_file())
@@ -122,8 +163,11 @@ def zip_dir(root: Path, zip_path: Path) -> tuple[int, int]:
     return len(files), unzipped
 
 
-def build(out_dir: Path = ROOT / "build", *, install: bool = True) -> LayerBuild:
-    """Build `<out_dir>/acx-layer.zip` from `<out_dir>/layer/python/`; returns the sizes."""
+def build(out_dir: Path = ROOT / "build", *, install: bool = True, python: str | None = "auto") -> LayerBuild:
+    """Build `<out_dir>/acx-layer.zip` from `<out_dir>/layer/python/`; returns the sizes.
+
+    ``python``: the 3.12 interpreter that compiles the modules ("auto": ``runtime_python()``; None:
+    no .pyc files)."""
     layer_root = out_dir / "layer"
     site = layer_root / "python"
     if layer_root.exists():
@@ -146,11 +190,14 @@ def build(out_dir: Path = ROOT / "build", *, install: bool = True) -> LayerBuild
                 raise RuntimeError(f"pip install for the layer failed:\n{result.stderr[-4000:]}")
     copy_package(site)
     strip(site)
+    compiler = runtime_python() if python == "auto" else python
+    if compiler is not None:
+        compile_for_runtime(site, compiler)
     zip_path = out_dir / "acx-layer.zip"
     if zip_path.exists():
         zip_path.unlink()
     files, unzipped = zip_dir(layer_root, zip_path)
-    return LayerBuild(str(zip_path), zip_path.stat().st_size, unzipped, files, relaxed)
+    return LayerBuild(str(zip_path), zip_path.stat().st_size, unzipped, files, relaxed, compiler is not None)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -656,14 +657,45 @@ def test_layer_zip_puts_acx_under_python_and_strips_runtime_packages(tmp_path: P
         "somepkg/__init__.py",
     ]
 
-    built = build_layer.build(tmp_path / "out", install=False)
+    built = build_layer.build(tmp_path / "out", install=False, python=None)
     with zipfile.ZipFile(built.zip_path) as zf:
         names = zf.namelist()
         infos = zf.infolist()
     assert "python/acx/config.py" in names
-    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")] and not built.compiled
     assert built.unzipped_bytes == sum(i.file_size for i in infos)
     assert {i.date_time for i in infos} == {(1980, 1, 1, 0, 0, 0)}  # deterministic
+
+
+def test_layer_ships_unchecked_hash_pyc_files_compiled_by_python312(tmp_path: Path) -> None:
+    """/opt is read-only on Lambda: without these every cold start compiles the layer's modules."""
+    import struct
+    import zipfile
+
+    build_layer = _build_layer_module()
+    python = build_layer.runtime_python()
+    if python is None:
+        pytest.skip("no CPython 3.12 here (make test-py312 needs one too)")
+    built = build_layer.build(tmp_path / "out", install=False)
+    assert built.compiled
+    with zipfile.ZipFile(built.zip_path) as zf:
+        names = set(zf.namelist())
+        sources = sorted(n for n in names if n.endswith(".py"))
+        assert len(sources) > 50
+        for source in sources:
+            folder, _, name = source.rpartition("/")
+            pyc = f"{folder}/__pycache__/{name[:-3]}.cpython-312.pyc"
+            assert pyc in names, pyc
+        header = zf.read("python/acx/__pycache__/config.cpython-312.pyc")[:16]
+    (flags,) = struct.unpack("<I", header[4:8])
+    assert flags == 0b01  # hash-based, check_source off: loaded whatever the zip's 1980 mtimes
+    probe = (
+        "import marshal, sys, zipfile\n"
+        "data = zipfile.ZipFile(sys.argv[1]).read('python/acx/__pycache__/config.cpython-312.pyc')\n"
+        "print(marshal.loads(data[16:]).co_filename)"
+    )
+    out = subprocess.run([python, "-c", probe, built.zip_path], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "/opt/python/acx/config.py"  # where Lambda mounts the layer
 
 
 # --------------------------------------------------------------------------- events/ samples

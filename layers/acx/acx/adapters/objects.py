@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import ClientError
 
 # DeleteObjects takes at most 1,000 keys per request (S3 API reference).
@@ -52,15 +51,22 @@ class ObjectStore:
         return response.get("VersionId")
 
     def upload_file(self, key: str, path: str, content_type: str = "application/octet-stream") -> None:
-        self.s3.upload_file(path, self.bucket, key, ExtraArgs={"ContentType": content_type})
+        # boto3's S3 transfer, called as a function: the service's clients are plain botocore clients
+        # (acx.adapters.aws.session), which have no injected upload_file; it is the same code.
+        from boto3.s3.inject import upload_file
+
+        upload_file(self.s3, path, self.bucket, key, ExtraArgs={"ContentType": content_type})
 
     def put_file(self, key: str, fileobj: IO[bytes], content_type: str = "application/json") -> None:
         """Store a file's bytes: multipart above 16 MiB, 8 MiB parts, two in flight (bounded memory)."""
+        from boto3.s3.inject import upload_fileobj  # see upload_file
+        from boto3.s3.transfer import TransferConfig
+
         config = TransferConfig(
             multipart_threshold=16 * 1024 * 1024, multipart_chunksize=8 * 1024 * 1024, max_concurrency=2
         )
-        self.s3.upload_fileobj(
-            fileobj, self.bucket, key, ExtraArgs={"ContentType": content_type}, Config=config
+        upload_fileobj(
+            self.s3, fileobj, self.bucket, key, ExtraArgs={"ContentType": content_type}, Config=config
         )
 
     def get(self, key: str) -> bytes:

@@ -118,36 +118,8 @@ class Health(_Closed):
 # --- search (GET .../memories/search; usecases/search.py fills them) ---------------------------------
 
 
-class Signal(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-    rank: int
-    score: float
-
-
-class LexicalSignal(Signal):
-    terms: list[str] = Field(description="query terms (stemmed) found in the memory")
-
-
-class Signals(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-    lexical: LexicalSignal | None = None
-    vector: Signal | None = None
-
-
-class SearchResult(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-    id: str
-    score: float
-    signals: Signals
-    record: dict[str, Any]
-
-
-class SearchResponse(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-    advisory: str = c.ADVISORY
-    engine: str
-    k: int
-    results: list[SearchResult]
+# Declared in acx.contract.search (a search imports only those); the same classes, re-exported.
+from acx.contract.search import LexicalSignal, SearchResponse, SearchResult, Signal, Signals  # noqa: E402, F401
 
 
 class ForgottenHit(_Closed):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from acx.contract.models import LexicalSignal, SearchResponse, SearchResult, Signal, Signals
+from acx.contract.search import LexicalSignal, SearchResponse, SearchResult, Signal, Signals
 from acx.core.package import PackageRef
 from acx.usecases.errors import ServiceError, not_found
 
