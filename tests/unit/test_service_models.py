@@ -132,3 +132,21 @@ def test_install_keeps_the_search_paths_and_a_client_still_refuses_an_unknown_se
     assert (
         ddb.meta.service_model.operation_model("Query").input_shape.members["TableName"].type_name == "string"
     )
+
+
+def test_a_botocore_without_the_private_hooks_keeps_its_own_loader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lambda's runtime botocore is not the pinned one: if it lacks the methods these classes override,
+    install leaves botocore's loader in place (slower, never broken)."""
+    import botocore.session
+
+    from acx.adapters import service_models
+
+    monkeypatch.setattr(service_models, "_HOOKS_PRESENT", False)
+    session = botocore.session.get_session()
+    before = session.get_component("data_loader")
+    service_models.install(session)
+    assert session.get_component("data_loader") is before
+    assert not isinstance(before, service_models.ServiceModelLoader)
+    assert service_models._HOOKS_PRESENT is False
+    monkeypatch.undo()
+    assert service_models._HOOKS_PRESENT is True  # the pinned botocore has both

@@ -88,11 +88,18 @@ class ServiceModelLoader(Loader):
         return self._files
 
 
+# Lambda's runtime brings its own botocore (the layer does not ship one): both classes lean on private
+# methods of it, so when a botocore lacks them botocore's own loader is kept (only slower).
+_HOOKS_PRESENT = callable(getattr(Loader, "_potential_locations", None)) and callable(
+    getattr(JSONFileLoader, "_load_file", None)
+)
+
+
 def install(botocore_session: Any) -> None:
     """Make ``botocore_session``'s data loader a ``ServiceModelLoader`` with orjson's parse, over the
     same search paths (idempotent; only what is loaded after this is loaded by it)."""
     loader = botocore_session.get_component("data_loader")
-    if isinstance(loader, ServiceModelLoader):
+    if isinstance(loader, ServiceModelLoader) or not _HOOKS_PRESENT:
         return
     fast = ServiceModelLoader(
         extra_search_paths=list(loader.search_paths),
