@@ -71,7 +71,8 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "lob-api-key": ((r"(?:live|test)_[a-f0-9]{4}", True, 2),),
     "gocardless-api-token": ((r"live_[a-z0-9_=-]{4}", True, 2),),
     "lob-pub-api-key": (("live_pub_", False, 2), ("test_pub_", False, 2)),
-    "mapbox-api-token": (("k.eyJ1Ijoi", False, 1),),
+    # The match starts at the separator before ``pk.``/``sk.``/``tk.``: two bytes before this trigger.
+    "mapbox-api-token": (("k.eyJ1Ijoi", False, 2),),
     "mysql-cli-password": (("mysql", False, 2), ("mariadb", False, 2)),
     "terraform-variable-default": (("variable", False, 1),),
     "settlemint-token": (("sm_", False, 2),),

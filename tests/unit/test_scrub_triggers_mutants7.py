@@ -1,0 +1,173 @@
+"""The trigger prefilter against each provider rule's own pattern: for every rule whose trigger is named
+in ``triggers._EXPLICIT``, seeded secrets generated from the rule's regex are named by that rule,
+standing at the start of a text, after a blank, inside quotes and in the generated context, exactly
+where the rule's regex (run over the whole text, no prefilter) puts the secret. A trigger made case
+sensitive, turned from a regex into a literal, or a window moved off the place where the rule's match
+begins loses some of these. And every literal trigger, in any letter case, is a candidate that draws on
+the scan budget.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+from re import _constants as sre_c  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+
+import pytest
+
+from acx.core.scrub import scan_text
+from acx.core.scrub.engine import _check_value, compiled
+from acx.core.scrub.rules import RULES
+from acx.core.scrub.triggers import _EXPLICIT
+
+_PRINTABLE = [c for c in string.printable if c not in "\x0b\x0c"]
+_WORD = string.ascii_letters + string.digits + "_"
+_CATEGORIES = {sre_c.CATEGORY_DIGIT: string.digits, sre_c.CATEGORY_WORD: _WORD, sre_c.CATEGORY_SPACE: " \t\n"}
+_NOT = {
+    sre_c.CATEGORY_NOT_DIGIT: string.digits,
+    sre_c.CATEGORY_NOT_WORD: _WORD,
+    sre_c.CATEGORY_NOT_SPACE: " \t\n",
+}
+
+
+def _class(items: list) -> list[str]:
+    negate, chars = False, set()
+    for op, av in items:
+        if op is sre_c.NEGATE:
+            negate = True
+        elif op is sre_c.LITERAL:
+            chars.add(chr(av))
+        elif op is sre_c.RANGE:
+            chars.update(chr(c) for c in range(av[0], av[1] + 1))
+        elif av in _CATEGORIES:
+            chars.update(_CATEGORIES[av])
+        else:
+            chars.update(c for c in _PRINTABLE if c not in _NOT[av])
+    return sorted({c for c in _PRINTABLE if c not in chars} if negate else chars)
+
+
+def generate(pattern: str, rng: random.Random, longest: bool = False) -> str:
+    """A string the pattern matches: random class members, random repeat counts (the most allowed when
+    ``longest``, at most 40 more than the minimum; 12 more when drawn), letters of a case-insensitive
+    part in random case (providers' variable names come in any case)."""
+    tree = sre_parse.parse(pattern)
+    out: list[str] = []
+
+    def put(ch: str, ci: bool) -> None:
+        out.append(ch.swapcase() if ci and rng.random() < 0.5 else ch)
+
+    def walk(seq: list, ci: bool) -> None:
+        for op, av in seq:
+            if op is sre_c.LITERAL:
+                put(chr(av), ci)
+            elif op is sre_c.NOT_LITERAL:
+                out.append(rng.choice([c for c in string.ascii_letters + " " if c != chr(av)]))
+            elif op is sre_c.ANY:
+                out.append(rng.choice(string.ascii_letters + string.digits))
+            elif op is sre_c.IN:
+                put(rng.choice(_class(av)), ci)
+            elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT):
+                low, high, sub = av
+                top = min(high, low + 40)
+                for _ in range(top if longest else rng.randint(low, min(top, low + 12))):
+                    walk(sub, ci)
+            elif op is sre_c.SUBPATTERN:
+                walk(av[3], (ci or bool(av[1] & re.I)) and not av[2] & re.I)
+            elif op is sre_c.BRANCH:
+                walk(rng.choice(av[1]), ci)
+            elif op is sre_c.CATEGORY:
+                out.append(rng.choice(_CATEGORIES[av]))
+            elif op is sre_c.AT:
+                if av is sre_c.AT_BOUNDARY:
+                    out.append(" ")  # ``curl\b``: a blank ends the word
+            else:
+                raise ValueError(f"no generator for {op}")
+
+    walk(tree, bool(tree.state.flags & re.I))
+    return "".join(out)
+
+
+# Rule formats wider than the triggers that announce them, by design: the generated secret must carry
+# one of its rule's triggers. Honeycomb keys are hcaik_/hcxik_/hcbik_ (the pattern allows any letter);
+# an Azure DevOps name starting ``ado`` has no trigger (``ado`` is inside too many words: shadow,
+# avocado); a Discord bot token is announced by ``discord`` or ``bot`` after it, at most 120 bytes on.
+_CARRIES = {
+    "honeycomb-api-key": re.compile(r"hc[abx]ik_"),
+    "azure-devops-pat": re.compile(r"(?i)azure|devops|vsts"),
+}
+_AFTER = {"discord-bot-token": " # discord"}
+_PLACES = ("{}", "x {}", "x {} y", 'k = "{}"\n', "k:\n  {}\n")
+EXPLICIT_RULES = [i for i, r in enumerate(RULES) if not r.keyword and r.id in _EXPLICIT]
+
+
+def _expected(index: int, text: str) -> int | None:
+    """Where the rule's own regex, run over the whole text, finds a secret its value check accepts."""
+    buf = text.encode()
+    m = compiled().rule(index).search(buf)
+    if m is None or not _check_value(index, m, buf):
+        return None
+    return int(m.start(m.re.groups))
+
+
+def cases(index: int, seeds: int = 16) -> list[tuple[str, int]]:
+    rule = RULES[index]
+    out: list[tuple[str, int]] = []
+    carries = _CARRIES.get(rule.id)
+    for seed in range(seeds * (4 if carries is not None else 1)):
+        rng = random.Random(f"{rule.id}:{index}:{seed}")
+        generated = generate(rule.pattern, rng, longest=seed % 4 == 0)
+        if carries is not None and not carries.search(generated):
+            continue
+        m = compiled().rule(index).search(generated.encode())
+        if m is None:
+            continue
+        secret = generated[m.start(m.re.groups) : m.end(m.re.groups)]
+        texts = [generated, *(p.format(secret) for p in _PLACES)]
+        for text in texts:
+            text += _AFTER.get(rule.id, "")
+            offset = _expected(index, text)
+            if offset is not None:
+                out.append((text, offset))
+    return out
+
+
+def _named(text: str) -> list[tuple[str, int]]:
+    return [(f.rule, f.offset) for f in scan_text(text)]
+
+
+@pytest.mark.parametrize("index", EXPLICIT_RULES, ids=lambda i: f"{RULES[i].id}#{i}")
+def test_the_prefilter_finds_every_secret_the_rule_itself_finds(index: int) -> None:
+    rule = RULES[index]
+    found = cases(index)
+    assert len(found) >= 8, (rule.id, len(found))
+    missed = [
+        (t[:80], off) for t, off in found if (rule.id, off) not in [(f.rule, f.offset) for f in scan_text(t)]
+    ]
+    assert not missed, (rule.id, missed[:3])
+
+
+LITERALS = sorted({t for alts in _EXPLICIT.values() for t, regex, _ in alts if not regex})
+
+
+@pytest.mark.parametrize("trigger", LITERALS)
+def test_every_literal_trigger_in_any_case_draws_on_the_budget(trigger: str) -> None:
+    """A literal trigger is matched whatever the case of its letters (most provider rules behind
+    them are case-insensitive, and a candidate is a candidate): 1,000 bare copies with every letter's
+    case swapped are more hits than the budget of that buffer allows, so it is refused whole."""
+    flood = (trigger.swapcase() + " ") * 1000
+    assert ("scan-budget", 0) in [(f.rule, f.offset) for f in scan_text(flood)]
+
+
+MAPBOX_PUBLIC = "pk.eyJ1IjoiZXhhbXBsZSIsImEiOiJjbGsyIn0.Zq8Lm3Xv9Rt2Wp7Ny4Kb9Q"
+
+
+@pytest.mark.parametrize("template", ["see {} here", 'L.mapbox.accessToken = "{}";', "MAPBOX_TOKEN={}"])
+def test_a_mapbox_public_token_is_named_by_its_rule_after_any_separator(template: str) -> None:
+    """A Mapbox token (``pk.eyJ1Ijoi``...) is named by its rule wherever it stands; it was only named at
+    the very start of a text, and reported as an anonymous high-entropy run three bytes into it
+    elsewhere: its match begins at the separator before ``pk.``, two bytes before the trigger
+    ``k.eyJ1Ijoi``, and the window reached one."""
+    text = template.format(MAPBOX_PUBLIC)
+    assert [(f.rule, f.offset) for f in scan_text(text)] == [("mapbox-api-token", text.index("pk."))]
