@@ -171,3 +171,42 @@ def test_a_mapbox_public_token_is_named_by_its_rule_after_any_separator(template
     ``k.eyJ1Ijoi``, and the window reached one."""
     text = template.format(MAPBOX_PUBLIC)
     assert [(f.rule, f.offset) for f in scan_text(text)] == [("mapbox-api-token", text.index("pk."))]
+
+
+def _secret_of(rule_id: str) -> tuple[str, int]:
+    """A generated match of one of ``rule_id``'s provider rules (context included: ``sig=``, ``curl``)
+    and the offset of its secret in it, named by its rule after ``x ``."""
+    for index in EXPLICIT_RULES:
+        if RULES[index].id == rule_id:
+            for seed in range(40):
+                generated = generate(RULES[index].pattern, random.Random(f"{rule_id}:{index}:{seed}"))
+                m = compiled().rule(index).search(generated.encode())
+                if m is not None:
+                    piece, offset = generated[m.start() : m.end()], m.start(m.re.groups) - m.start()
+                    if _expected(index, f"x {piece} y") == 2 + offset:
+                        return piece, offset
+    raise AssertionError(f"no secret generated for {rule_id}")
+
+
+ANCHORED = [
+    (rule_id, text, regex)
+    for rule_id, alts in _EXPLICIT.items()
+    for text, regex, before in alts
+    if before == 2 and rule_id not in ("discord-bot-token",)
+]
+
+
+@pytest.mark.parametrize(("rule_id", "trigger", "regex"), ANCHORED, ids=[f"{r}:{t}" for r, t, _ in ANCHORED])
+def test_past_the_budget_a_secret_after_a_bare_trigger_is_not_searched_for(
+    rule_id: str, trigger: str, regex: bool
+) -> None:
+    """A trigger whose rules' match begins at (or just before) the trigger runs them anchored there:
+    the cost of a hit is one anchored match, not a search of the window after it. Past the budget only
+    the first hit is judged: with a bare trigger first and 1,000 more after, a secret right after the
+    first, on the next line, is not looked for (its own hit comes second); the buffer is refused whole
+    either way. (On the same line ``curl curl -u user:pw`` is one match from the first ``curl``.)"""
+    bare = generate(trigger, random.Random(trigger)) if regex else trigger
+    secret, offset = _secret_of(rule_id)
+    flood = f"{bare} " * 1000
+    assert (rule_id, 2 + offset) in _named(f"x {secret} y")
+    assert _named(f"{bare}\n{secret} {flood}") == [("scan-budget", 0)]
