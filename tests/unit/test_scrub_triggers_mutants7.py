@@ -205,8 +205,12 @@ def test_past_the_budget_a_secret_after_a_bare_trigger_is_not_searched_for(
     the first hit is judged: with a bare trigger first and 1,000 more after, a secret right after the
     first, on the next line, is not looked for (its own hit comes second); the buffer is refused whole
     either way. (On the same line ``curl curl -u user:pw`` is one match from the first ``curl``.)"""
-    bare = generate(trigger, random.Random(trigger)) if regex else trigger
+    if regex:  # a few draws: ``(?:live|test)_[a-f0-9]{4}`` is two prefixes
+        bares = {generate(trigger, random.Random(f"{trigger}:{k}")) for k in range(4)}
+    else:  # literal triggers match in any case (a case no other trigger shares puts this one first)
+        bares = {trigger, trigger.swapcase()}
     secret, offset = _secret_of(rule_id)
-    flood = f"{bare} " * 1000
     assert (rule_id, 2 + offset) in _named(f"x {secret} y")
-    assert _named(f"{bare}\n{secret} {flood}") == [("scan-budget", 0)]
+    for bare in sorted(bares):
+        flood = f"{bare} " * 1000
+        assert _named(f"{bare}\n{secret} {flood}") == [("scan-budget", 0)], bare
