@@ -214,3 +214,39 @@ def test_past_the_budget_a_secret_after_a_bare_trigger_is_not_searched_for(
     for bare in sorted(bares):
         flood = f"{bare} " * 1000
         assert _named(f"{bare}\n{secret} {flood}") == [("scan-budget", 0)], bare
+
+
+SENTRY_KEY = "3f2a9c1be4d7085a6c9e1f3b2d4a7c8e"
+
+
+@pytest.mark.parametrize("host_end", ["sentry.io", "ingest"])
+@pytest.mark.parametrize("gap", [119, 120])
+def test_a_sentry_dsn_is_named_up_to_120_bytes_before_its_host_name(host_end: str, gap: int) -> None:
+    """A Sentry DSN is announced by the end of its host (``sentry.io`` or ``ingest``), after the key:
+    a DSN whose ``https://`` begins 120 bytes before that word (a long organisation host) is named."""
+    head = f"https://{SENTRY_KEY}@"
+    text = f"x {head}o{'4' * (gap - len(head) - 2)}.{host_end}/123 y"
+    assert text.index(host_end) - text.index("https") == gap
+    assert _named(text) == [("sentry-dsn", 10)]
+
+
+TEAMS_PATH = (
+    "/webhookb2/3f2a9c1b-e4d7-085a-6c9e-1f3b2d4a7c8e@1f3b2d4a-7c8e-3f2a-9c1b-e4d7085a6c9e"
+    f"/IncomingWebhook/{SENTRY_KEY}/9c1be4d7-085a-6c9e-1f3b-2d4a7c8e3f2a"
+)
+
+
+@pytest.mark.parametrize("gap", [69, 70])
+def test_a_teams_webhook_is_named_up_to_70_bytes_before_its_host_name(gap: int) -> None:
+    """A Microsoft Teams webhook URL is announced by ``.webhook.office.com``: one whose ``//`` begins
+    70 bytes before it (a long tenant subdomain) is named."""
+    text = f"x https://{'a' * (gap - 2)}.webhook.office.com{TEAMS_PATH} y"
+    assert text.index(".webhook") - text.index("//") == gap
+    assert _named(text) == [("microsoft-teams-webhook", text.index("/webhookb2/") + 11)]
+
+
+def test_a_lower_case_q_tilde_is_not_an_azure_candidate() -> None:
+    """An Azure AD client secret holds ``Q~`` in upper case: its trigger is case-sensitive, so 1,000
+    ``q~`` in a text are no candidates (clean, it passes) while 1,000 ``Q~`` spend the budget."""
+    assert _named("q~ " * 1000) == []
+    assert _named("Q~ " * 1000) == [("scan-budget", 0)]
