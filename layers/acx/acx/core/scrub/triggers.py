@@ -114,7 +114,9 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "easypost-api-token": (("EZAK", False, 2), ("EZTK", False, 2)),
     "doppler-api-token": (("dp.", False, 2),),
     "plaid-api-token": (("access-", False, 2),),
-    "twitter-bearer-token": (("twitter", False, 1), ("AAAAAAAAAAAAAAAAAAAAA", False, 2)),
+    # The token follows a separator (rules._L): with it in the trigger, a run of A (base64 of zero bytes)
+    # is one candidate, not one per byte (a 600-byte run spent a 20 KB blob's whole budget).
+    "twitter-bearer-token": (("twitter", False, 1), (r"(?:^|[^0-9A-Za-z_+])A{21}", True, 2)),
     "notion-api-token": (("ntn_", False, 2), ("secret_", False, 2)),
     "intra42-client-secret": (("s-s4t2", False, 2), ("intra", False, 1)),
     "bitwarden-access-token": ((r"0\.[0-9a-f]{8}-", True, 2),),
