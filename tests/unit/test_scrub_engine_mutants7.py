@@ -54,3 +54,11 @@ def test_a_random_run_of_a_after_the_21_is_still_a_token() -> None:
     """Only a value made of nothing but ``A`` is excused: 21 A and any random rest is a token."""
     rest = (hashlib.sha256(b"twitter").hexdigest() * 2)[:90]
     assert _named(f"x {'A' * 21}{rest}") == [("twitter-bearer-token", 2)]
+
+
+@pytest.mark.parametrize("name", ["myZendeskSecret", "apiZendeskSecret", "zendesk_secret", "ZENDESK_SECRET"])
+def test_a_keyword_starting_a_camel_case_word_with_z_is_the_keyword(name: str) -> None:
+    """``myZendeskSecret``: a capital after a lowercase letter starts a new camel-case word, Z included,
+    so the Zendesk keyword there is at a word edge and its rule names the value."""
+    value = hashlib.sha256(b"zendesk").hexdigest()[:40]
+    assert _named(f"{name} = {value}") == [("zendesk-secret-key", len(name) + 3)]

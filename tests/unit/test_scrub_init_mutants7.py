@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from acx.core.scrub import scan_bundle, scan_raw_json_fast, scan_text, split_raw_json
+from acx.core.scrub import scan_any, scan_bundle, scan_raw_json_fast, scan_text, split_raw_json
 
 GITHUB_PAT = "ghp_Zq8Lm3Xv9Rt2Wp7Ny4Kb9Rt2Wp7Qa5Hc0d12"
 
@@ -46,3 +46,10 @@ def test_pretty_printed_json_is_cut_before_members_after_their_indentation() -> 
         assert data[start : start + 1] == b'"'
         assert data[:start].rstrip()[-1:] in (b",", b"[", b"{")
     assert all(scan_raw_json_fast(data[a:b]) for a, b in ranges)
+
+
+@pytest.mark.parametrize("doc", [[], {"records": []}, {"records": [], "knowledge": [], "skills": []}])
+def test_an_empty_bundle_is_a_clean_report(doc: object) -> None:
+    """No records, no files: nothing to scan, a clean report (not an error)."""
+    assert scan_any(doc).to_dict() == {"blocked": False, "findings": [], "warnings": []}
+    assert scan_bundle([]).to_dict() == {"blocked": False, "findings": [], "warnings": []}
