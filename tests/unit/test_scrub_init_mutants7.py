@@ -53,3 +53,15 @@ def test_an_empty_bundle_is_a_clean_report(doc: object) -> None:
     """No records, no files: nothing to scan, a clean report (not an error)."""
     assert scan_any(doc).to_dict() == {"blocked": False, "findings": [], "warnings": []}
     assert scan_bundle([]).to_dict() == {"blocked": False, "findings": [], "warnings": []}
+
+
+def test_a_plain_record_is_scanned_as_a_record_and_a_skills_only_bundle_as_a_bundle() -> None:
+    """``scan_any`` takes a dict holding ``records``, ``knowledge`` or ``skills`` as a bundle, and any
+    other dict as one record: a token in a plain record is reported at ``record:<id>``, one in a
+    skills-only bundle at its skill file."""
+    record = scan_any({"id": "r1", "text": f"k {GITHUB_PAT}"})
+    assert [(f.rule, f.location, f.path, f.offset) for f in record.findings] == [
+        ("github-pat", "record:r1", "$.text", 2)
+    ]
+    bundle = scan_any({"skills": [{"path": "s.md", "body": f"k {GITHUB_PAT}"}]})
+    assert [(f.rule, f.location, f.offset) for f in bundle.findings] == [("github-pat", "file:s.md", 2)]
