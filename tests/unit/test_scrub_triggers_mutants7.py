@@ -250,3 +250,25 @@ def test_a_lower_case_q_tilde_is_not_an_azure_candidate() -> None:
     ``q~`` in a text are no candidates (clean, it passes) while 1,000 ``Q~`` spend the budget."""
     assert _named("q~ " * 1000) == []
     assert _named("Q~ " * 1000) == [("scan-budget", 0)]
+
+
+BEARER = "Zq8Lm3Xv9Rt2Wp7Ny4Kb9Qa5Hc0d2LmQz8Lm3Xv9R"
+
+
+@pytest.mark.parametrize(
+    ("first", "flood", "rule"),
+    [
+        (f"Authorization: Bearer {BEARER}", "authorization ", "bearer-token"),
+        (f"curl -H 'Authorization: Bearer {BEARER}' https://api.example", "curl ", "curl-auth-header"),
+    ],
+)
+def test_past_the_budget_every_rule_behind_a_shared_first_trigger_is_judged(
+    first: str, flood: str, rule: str
+) -> None:
+    """``authorization`` announces both the Basic and the Bearer header rules, ``curl`` both curl
+    rules: one trigger, one entry. With the budget spent by 1,000 bare copies after it, the buffer is
+    refused and only the first hit is judged, but every rule behind that trigger runs there, so a
+    Bearer header (the second rule of each pair) standing first is named."""
+    text = first + "\n" + flood * 1000
+    assert (rule, first.index(BEARER)) in _named(text)
+    assert ("scan-budget", 0) in _named(text)
