@@ -71,7 +71,8 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "lob-api-key": ((r"(?:live|test)_[a-f0-9]{4}", True, 2),),
     "gocardless-api-token": ((r"live_[a-z0-9_=-]{4}", True, 2),),
     "lob-pub-api-key": (("live_pub_", False, 2), ("test_pub_", False, 2)),
-    "mapbox-api-token": (("k.eyJ1Ijoi", False, 1),),
+    # The match starts at the separator before ``pk.``/``sk.``/``tk.``: two bytes before this trigger.
+    "mapbox-api-token": (("k.eyJ1Ijoi", False, 2),),
     "mysql-cli-password": (("mysql", False, 2), ("mariadb", False, 2)),
     "terraform-variable-default": (("variable", False, 1),),
     "settlemint-token": (("sm_", False, 2),),
@@ -113,7 +114,9 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "easypost-api-token": (("EZAK", False, 2), ("EZTK", False, 2)),
     "doppler-api-token": (("dp.", False, 2),),
     "plaid-api-token": (("access-", False, 2),),
-    "twitter-bearer-token": (("twitter", False, 1), ("AAAAAAAAAAAAAAAAAAAAA", False, 2)),
+    # The token follows a separator (rules._L): with it in the trigger, a run of A (base64 of zero bytes)
+    # is one candidate, not one per byte (a 600-byte run spent a 20 KB blob's whole budget).
+    "twitter-bearer-token": (("twitter", False, 1), (r"(?:^|[^0-9A-Za-z_+])A{21}", True, 2)),
     "notion-api-token": (("ntn_", False, 2), ("secret_", False, 2)),
     "intra42-client-secret": (("s-s4t2", False, 2), ("intra", False, 1)),
     "bitwarden-access-token": ((r"0\.[0-9a-f]{8}-", True, 2),),
