@@ -5,6 +5,8 @@ a quoted literal keeps its closing punctuation, and the reach of an HTML hidden 
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from acx.core.scrub import scan_text
@@ -53,3 +55,68 @@ def test_a_csrf_name_further_back_does_not_excuse_a_random_value(gap: int) -> No
     """Further back, the ``name`` belongs to something else: the random value is judged and blocks."""
     text, start = _hidden_input(gap)
     assert _rules(text) == [("high-entropy", start)]
+
+
+def test_an_assignment_after_a_value_holding_the_same_word_is_still_found() -> None:
+    """``api_key = "...key..."`` then ``secret_key = "..."``: the ``key`` inside the first value is
+    skipped (it was read as that value), and the next ``key`` assignment is judged on its own."""
+    text = 'api_key = "Xk9vkey7Lm3Qz8Rt2Wp"\nsecret_key = "Pq7Ny4Kb9Qa5Hc0d2Lm"\n'
+    assert _rules(text) == [("secret-assignment", 11), ("secret-assignment", 46)]
+
+
+@pytest.mark.parametrize("name", ["password", "client_secret", "api_key"])
+def test_a_value_is_read_once_even_when_it_repeats_its_own_name(name: str) -> None:
+    """``password = "Qx7!password: ..."``: the whole quoted value is the secret, one finding at its
+    first byte; the name repeated inside it is part of what was read, not a second assignment."""
+    text = f'{name} = "Qx7!{name}: Zq8Lm3Xv9Rt2Wp7"\n'
+    assert _rules(text) == [("secret-assignment", len(name) + 4)]
+
+
+def test_a_shell_pipe_after_a_token_variable_is_no_assignment_and_the_next_one_is_judged() -> None:
+    """``echo $GITHUB_TOKEN | base64`` pipes a variable (no literal), and the ``auth_token = "..."``
+    on the next line is still read and blocks at its value."""
+    text = 'echo $GITHUB_TOKEN | base64\nauth_token = "Zq8Lm3Xv9Rt2Wp7Ny4K"\n'
+    assert _rules(text) == [("secret-assignment", 42)]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cat /run/secrets/db_token", "gpg --decrypt key.gpg", "pass show db/prod", "vault read -f x/y"],
+)
+def test_a_backticked_command_is_a_command_substitution_not_a_literal(command: str) -> None:
+    """``token = `cat /run/secrets/db_token``` runs a command: the secret is not in the text."""
+    assert _rules(f"token = `{command}`\n") == []
+
+
+@pytest.mark.parametrize(
+    "text", [f"://cdn.example.com/files/{RANDOM_RUN}", f"https://cdn.example.com/{RANDOM_RUN}"]
+)
+def test_a_run_in_a_url_path_is_not_judged_even_when_the_url_opens_the_text(text: str) -> None:
+    """A document id in a URL's path is no credential, also when the ``://`` is the text's first byte
+    (a scheme-relative link stored on its own)."""
+    assert _rules(text) == []
+    assert _rules(f"{text} and {RANDOM_RUN}") == [("high-entropy", len(text) + 5)]
+
+
+@pytest.mark.parametrize("name", ["--sumOfExposures", "_wrongLength", "0rookTable", "ab"])
+def test_a_name_that_does_not_start_with_a_letter_or_is_short_does_not_excuse_its_value(name: str) -> None:
+    """A name of two or more plain words says what its value is (``sumOfExposures = ...``), but only
+    a name starting with a letter, three characters or longer: the random value of ``--flagName=``,
+    ``_privateName =`` or ``ab =`` is judged and blocks."""
+    text = f"{name}={RANDOM_RUN}\n"
+    assert _rules(text) == [("high-entropy", len(name) + 1)]
+    assert _rules(f"{name.lstrip('-_0')}={RANDOM_RUN}\n") == ([] if len(name) > 2 else _rules(text))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        b"the quick brown fox jumps over the lazy dog",
+        b"meet me at the station at noon",
+        b"Hello from the build farm",
+    ],
+)
+def test_base64_of_a_plain_sentence_is_text_not_a_secret(sentence: bytes) -> None:
+    """Base64 of printable words (spaces included) says what it is: no credential word, no block."""
+    blob = base64.b64encode(sentence).decode()
+    assert _rules(f"blob {blob}\n") == []
