@@ -120,3 +120,20 @@ def test_base64_of_a_plain_sentence_is_text_not_a_secret(sentence: bytes) -> Non
     """Base64 of printable words (spaces included) says what it is: no credential word, no block."""
     blob = base64.b64encode(sentence).decode()
     assert _rules(f"blob {blob}\n") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "offset"),
+    [
+        ('export TOKEN="the token is m8bgnrkuokcoyqqnqyccj51t"\n', 27),
+        ('token = "my token is m8bgnrkuokcoyqqnqyccj51t"\n', 21),
+        ('auth: "auth is m8bgnrkuokcoyqqnqyccj51t"\n', 15),
+        ('key: "key = m8bgnrkuokcoyqqnqyccj51t"\n', 12),
+    ],
+)
+def test_a_sentence_given_to_a_bare_name_is_searched_for_its_own_assignment(text: str, offset: int) -> None:
+    """A bare ``TOKEN=`` given a sentence is no literal, but the sentence says ``the token is X``:
+    that is judged as it would be standing alone (it blocks at X). It passed before this round: the
+    whole sentence was taken as read and the ``token`` inside it never searched."""
+    assert _rules(text) == [("secret-assignment", offset)]
+    assert _rules(text.replace("m8bgnrkuokcoyqqnqyccj51t", "dragon")) == []
