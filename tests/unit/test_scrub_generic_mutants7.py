@@ -137,3 +137,54 @@ def test_a_sentence_given_to_a_bare_name_is_searched_for_its_own_assignment(text
     whole sentence was taken as read and the ``token`` inside it never searched."""
     assert _rules(text) == [("secret-assignment", offset)]
     assert _rules(text.replace("m8bgnrkuokcoyqqnqyccj51t", "dragon")) == []
+
+
+@pytest.mark.parametrize("name", ["monkey", "turkey", "hotkey", "donkey"])
+def test_a_name_that_only_ends_in_key_is_no_secret_name(name: str) -> None:
+    """``monkey = "..."`` ends in ``key`` but names no key: its value is not an assignment finding."""
+    assert _rules(f'{name} = "Zq8Lm3Xv9Rt2Wp7"\n') == []
+    assert _rules('api_key = "Zq8Lm3Xv9Rt2Wp7"\n') == [("secret-assignment", 11)]
+
+
+AWS_SHAPED = "Zq8Lm3Xv9Rt2Wp7Ny4Kb9Qa5Hc0d2LmQz8Lm3Xv9"
+
+
+@pytest.mark.parametrize(("filler", "rule"), [(55, "aws-secret-access-key"), (56, "aws-secret-access-key")])
+def test_aws_at_the_start_of_a_64_byte_name_names_an_aws_secret(filler: int, rule: str) -> None:
+    """A name is read 64 bytes back from its ``key``: ``aws`` inside them makes a 40-character value
+    an AWS secret access key."""
+    text = f'aws{"x" * filler}_api_key = "{AWS_SHAPED}"\n'
+    assert _rules(text) == [(rule, text.index(AWS_SHAPED))]
+
+
+def test_aws_further_back_than_64_bytes_from_the_key_is_not_part_of_its_name() -> None:
+    """One byte further, ``aws`` is outside the name: the value is a generic assignment (and random)."""
+    text = f'aws{"x" * 57}_api_key = "{AWS_SHAPED}"\n'
+    start = text.index(AWS_SHAPED)
+    assert _rules(text) == [("high-entropy", start), ("secret-assignment", start)]
+
+
+PROSE = " ".join(["word"] * 100)[:500]
+
+
+def test_long_values_draw_on_the_scan_budget_by_their_length() -> None:
+    """Each assigned value costs one unit per 64 bytes judged: 50 assignments of 500-byte prose are
+    honest text, 100 of them exceed the buffer's budget and the buffer is refused (fail closed)."""
+    assert _rules("".join(f'password = "{PROSE}"\n' for _ in range(50))) == []
+    assert _rules("".join(f'password = "{PROSE}"\n' for _ in range(100))) == [("scan-budget", 0)]
+
+
+def test_each_at_sign_costs_one_unit_of_the_budget() -> None:
+    """400 ``a@b`` addresses in 1,600 bytes are within the budget (512 + n // 256); 600 are not."""
+    assert _rules("a@b " * 400) == []
+    assert _rules("a@b " * 600) == [("scan-budget", 0)]
+
+
+@pytest.mark.parametrize(
+    ("text", "offset"),
+    [("s3://AKID:Zq8Lm3pw@bucket/x", 10), ("x://u:Zq8Lm3pw@h", 6), ("redis://u:Zq8Lm3pw@h", 10)],
+)
+def test_url_credentials_at_the_very_start_of_a_text_are_found(text: str, offset: int) -> None:
+    """The scheme is read back to the text's first byte: ``s3://``, a one-letter scheme too."""
+    assert _rules(text) == [("uri-credentials", offset)]
+    assert _rules(f"see {text}") == [("uri-credentials", offset + 4)]

@@ -5,6 +5,8 @@ length boundaries of the randomness checks and the entropy of nothing.
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from acx.core.scrub import judge, scan_text, shannon_entropy
@@ -84,3 +86,50 @@ def test_the_entropy_of_nothing_is_zero_bits() -> None:
     assert shannon_entropy(b"aaaa") == 0.0
     assert shannon_entropy(b"ab") == 1.0
     assert shannon_entropy(bytes(range(256))) == 8.0
+
+
+@pytest.mark.parametrize("value", ["abcde-12345", "abcdef_123", "abcdefg-1"])
+def test_a_typed_stand_in_with_one_separator_is_still_a_stand_in(value: str) -> None:
+    """``abcde-12345``: one separator between the rising letters and digits changes nothing."""
+    assert judge.is_placeholder(value.encode())
+    assert _rules(f'db_password: "{value}"\n') == []
+
+
+@pytest.mark.parametrize("value", ["Wait! Ask ops.", "Ask ops! Not here.", "Gone. Ask Bob."])
+def test_a_quoted_sentence_is_words_not_a_password(value: str) -> None:
+    """A quoted value of plain words, each with its own punctuation, is a note, not a secret."""
+    assert judge.is_reference_or_words(value.encode(), True)
+    assert _rules(f'password: "{value}"\n') == []
+
+
+def _lower36(n: int) -> str:
+    out = ""
+    i = 0
+    while len(out) < n:
+        h = int.from_bytes(hashlib.sha256(f"x{i}".encode()).digest(), "big")
+        i += 1
+        while h and len(out) < n:
+            h, rem = divmod(h, 36)
+            out += "0123456789abcdefghijklmnopqrstuvwxyz"[rem]
+    return out
+
+
+@pytest.mark.parametrize("n", [200, 255, 256])
+def test_a_lower_case_random_run_up_to_256_characters_blocks(n: int) -> None:
+    run = _lower36(n)
+    assert judge.looks_random_lower(run.encode())
+    assert _rules(f"k {run}") == [("high-entropy", 2)]
+
+
+def test_a_lower_case_run_of_20_that_changes_class_6_times_is_random() -> None:
+    """``qwzkxm482vbntj73hgf5``: six letter/digit runs in 20 characters, all distinct, is the fewest
+    flips a random one-case draw of that length is allowed; five runs read as an identifier."""
+    assert judge.looks_random_lower(b"qwzkxm482vbntj73hgf5")
+    assert _rules("id qwzkxm482vbntj73hgf5\n") == [("high-entropy", 3)]
+    assert not judge.looks_random_lower(b"qwzkxm482vbntj73hgfp")
+
+
+def test_a_keyword_gated_value_dominated_by_one_character_is_a_stand_in() -> None:
+    """More than half of it one character (``a1a2a3...a``): a stand-in; exactly half is not."""
+    assert judge.weak_value(b"a1a2a3a4a5a6a7a8a9a")
+    assert not judge.weak_value(b"a1a2a3a4a5a6a7a8a9")

@@ -12,7 +12,7 @@ import unicodedata
 import pytest
 
 from acx.core.scrub import scan_text
-from acx.core.scrub.normalise import is_ignorable, normalise_bytes
+from acx.core.scrub.normalise import NormaliseBudget, is_ignorable, normalise_bytes
 
 GITHUB_PAT = "ghp_Zq8Lm3Xv9Rt2Wp7Ny4Kb9Rt2Wp7Qa5Hc0d12"
 
@@ -105,3 +105,12 @@ def test_each_neighbour_of_an_ignorable_range_is_kept(cp: int) -> None:
     kept = unicodedata.normalize("NFKC", ch).encode()
     assert (norm.data if norm is not None else f"a{ch}b".encode()) == b"a" + kept + b"b"
     assert kept != b""
+
+
+def test_the_normalisation_budget_admits_exactly_256_plus_one_per_64_bytes_changed_runs() -> None:
+    """268 soft hyphens in 804 bytes are 256 + 804 // 64 = 268 changed runs: normalised; one more
+    (807 bytes, the same allowance) is refused as more than honest text holds."""
+    norm = normalise_bytes(("x\u00ad" * 268).encode())
+    assert norm is not None and norm.data == b"x" * 268
+    with pytest.raises(NormaliseBudget):
+        normalise_bytes(("x\u00ad" * 269).encode())
