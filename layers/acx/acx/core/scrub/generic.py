@@ -142,8 +142,9 @@ def check_assignment(
         return op_end  # ``password:`` then a new line: the next line is not its value
     weak = op.strip() in (b"is", b"was", b"are", b"(") or op == b"," or BARE.match(name.lower()) is not None
     if weak and not (judge.token_like(value) or judge.alnum_token(value)):
-        # prose, argument lists and a bare ``key``/``token``: only a value shaped like a token counts
-        return vstart + len(value)
+        # prose, argument lists and a bare ``key``/``token``: only a value shaped like a token counts,
+        # and the prose is searched on (``TOKEN="the token is ..."``: the sentence's own assignment)
+        return op_end
     if vm.group(3) is not None and b" " in value:
         return vstart + len(value)  # `command substitution`
     if not judge.is_secret_value(value, quoted, name):

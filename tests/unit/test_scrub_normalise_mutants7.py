@@ -1,0 +1,116 @@
+"""Normalisation (normalise.py) at the edges of Unicode's Default_Ignorable_Code_Point set: every
+first and last code point of each ignorable range is dropped, so one typed inside a token does not hide
+it from its rule, and every code point just outside a range (a visible character, or an unassigned one
+Unicode does not call ignorable) is kept (or NFKC-folded, never dropped). Edges from Unicode 15's
+DerivedCoreProperties.txt.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from acx.core.scrub import scan_text
+from acx.core.scrub.normalise import NormaliseBudget, is_ignorable, normalise_bytes
+
+GITHUB_PAT = "ghp_Zq8Lm3Xv9Rt2Wp7Ny4Kb9Rt2Wp7Qa5Hc0d12"
+
+# The first and last code point of each Default_Ignorable_Code_Point range.
+IGNORABLE_EDGES = [
+    0x00AD,  # SOFT HYPHEN
+    0x034F,  # COMBINING GRAPHEME JOINER
+    0x061C,  # ARABIC LETTER MARK
+    0x115F,  # HANGUL CHOSEONG FILLER
+    0x1160,  # HANGUL JUNGSEONG FILLER
+    0x17B4,  # KHMER VOWEL INHERENT AQ
+    0x17B5,  # KHMER VOWEL INHERENT AA
+    0x180B,  # MONGOLIAN FREE VARIATION SELECTOR ONE
+    0x180F,  # MONGOLIAN FREE VARIATION SELECTOR FOUR
+    0x200B,  # ZERO WIDTH SPACE
+    0x200F,  # RIGHT-TO-LEFT MARK
+    0x202A,  # LEFT-TO-RIGHT EMBEDDING
+    0x202E,  # RIGHT-TO-LEFT OVERRIDE
+    0x2060,  # WORD JOINER
+    0x206F,  # NOMINAL DIGIT SHAPES
+    0x3164,  # HANGUL FILLER
+    0xFE00,  # VARIATION SELECTOR-1
+    0xFE0F,  # VARIATION SELECTOR-16
+    0xFEFF,  # ZERO WIDTH NO-BREAK SPACE
+    0xFFA0,  # HALFWIDTH HANGUL FILLER
+    0xFFF0,  # reserved, default ignorable
+    0xFFF8,  # reserved, default ignorable
+    0x1BCA0,  # SHORTHAND FORMAT LETTER OVERLAP
+    0x1BCA3,  # SHORTHAND FORMAT UP STEP
+    0x1D173,  # MUSICAL SYMBOL BEGIN BEAM
+    0x1D17A,  # MUSICAL SYMBOL END PHRASE
+    0xE0000,  # reserved tag block start
+    0xE0FFF,  # reserved, end of the tag and variation-selector planes' ignorable block
+]
+
+# The code point just before and just after each range: not default ignorable.
+VISIBLE_NEIGHBOURS = [
+    0x00AC,  # NOT SIGN
+    0x00AE,  # REGISTERED SIGN
+    0x034E,  # COMBINING UPWARDS ARROW BELOW
+    0x0350,  # COMBINING RIGHT ARROWHEAD ABOVE
+    0x061B,  # ARABIC SEMICOLON
+    0x061D,  # ARABIC END OF TEXT MARK
+    0x115E,  # HANGUL CHOSEONG TIKEUT-RIEUL
+    0x1161,  # HANGUL JUNGSEONG A
+    0x17B3,  # KHMER INDEPENDENT VOWEL QAU
+    0x17B6,  # KHMER VOWEL SIGN AA
+    0x180A,  # MONGOLIAN NIRUGU
+    0x1810,  # MONGOLIAN DIGIT ZERO
+    0x200A,  # HAIR SPACE
+    0x2010,  # HYPHEN
+    0x2029,  # PARAGRAPH SEPARATOR
+    0x202F,  # NARROW NO-BREAK SPACE
+    0x205F,  # MEDIUM MATHEMATICAL SPACE
+    0x2070,  # SUPERSCRIPT ZERO
+    0x3163,  # HANGUL LETTER I
+    0x3165,  # HANGUL LETTER SSANGNIEUN
+    0xFDFF,  # ARABIC LIGATURE AZZA WA JALL
+    0xFE10,  # PRESENTATION FORM FOR VERTICAL COMMA
+    0xFEFE,  # unassigned, not default ignorable
+    0xFF00,  # unassigned, not default ignorable
+    0xFF9F,  # HALFWIDTH KATAKANA SEMI-VOICED SOUND MARK
+    0xFFA1,  # HALFWIDTH HANGUL LETTER KIYEOK
+    0xFFEF,  # unassigned, not default ignorable
+    0xFFF9,  # INTERLINEAR ANNOTATION ANCHOR (a format character, but not default ignorable)
+    0x1BC9F,  # DUPLOYAN PUNCTUATION CHINOOK FULL STOP
+    0x1BCA4,  # unassigned, not default ignorable
+    0x1D172,  # MUSICAL SYMBOL COMBINING FLAG-5
+    0x1D17B,  # MUSICAL SYMBOL COMBINING ACCENT
+    0xDFFFF,  # a noncharacter, not default ignorable
+    0xE1000,  # unassigned, past the ignorable block
+]
+
+
+@pytest.mark.parametrize("cp", IGNORABLE_EDGES, ids=hex)
+def test_each_edge_of_an_ignorable_range_is_dropped_and_hides_no_token(cp: int) -> None:
+    ch = chr(cp)
+    assert is_ignorable(ch)
+    norm = normalise_bytes(f"a{ch}b".encode())
+    assert norm is not None and norm.data == b"ab"
+    hidden = GITHUB_PAT[:12] + ch + GITHUB_PAT[12:]
+    assert [(f.rule, f.offset) for f in scan_text(f"see {hidden} now")] == [("github-pat", 4)]
+
+
+@pytest.mark.parametrize("cp", VISIBLE_NEIGHBOURS, ids=hex)
+def test_each_neighbour_of_an_ignorable_range_is_kept(cp: int) -> None:
+    ch = chr(cp)
+    assert not is_ignorable(ch)
+    norm = normalise_bytes(f"a{ch}b".encode())
+    kept = unicodedata.normalize("NFKC", ch).encode()
+    assert (norm.data if norm is not None else f"a{ch}b".encode()) == b"a" + kept + b"b"
+    assert kept != b""
+
+
+def test_the_normalisation_budget_admits_exactly_256_plus_one_per_64_bytes_changed_runs() -> None:
+    """268 soft hyphens in 804 bytes are 256 + 804 // 64 = 268 changed runs: normalised; one more
+    (807 bytes, the same allowance) is refused as more than honest text holds."""
+    norm = normalise_bytes(("x\u00ad" * 268).encode())
+    assert norm is not None and norm.data == b"x" * 268
+    with pytest.raises(NormaliseBudget):
+        normalise_bytes(("x\u00ad" * 269).encode())
