@@ -309,6 +309,11 @@ def _plain_item(attrs: dict[str, Any]) -> tuple[dict[str, Any], int] | None:
     such item, so skipping them changes no answer; anything else (a signed or decimal number, ``NS``,
     a bad value) returns None and goes through moto's checks, so a refusal is moto's word for word
     (tests/integration/test_moto_batch_write.py)."""
+    return _plain_members(attrs)
+
+
+def _plain_members(attrs: dict[str, Any]) -> tuple[dict[str, Any], int] | None:
+    """An item's attributes or a map's members: converted values and summed size (names included)."""
     values: dict[str, Any] = {}
     size = 0
     for name, av in attrs.items():
@@ -341,19 +346,10 @@ def _plain_value(av: Any) -> tuple[Any, int] | None:
             return None
         size = len(inner)
     elif tag == "M":
-        if kind is not dict:
+        members = _plain_members(inner) if kind is dict else None
+        if members is None:
             return None
-        members: dict[str, Any] = {}
-        size = 0
-        for name, value in inner.items():
-            if type(name) is not str or name in _TAG_NAMES:
-                return None
-            converted = _plain_value(value)
-            if converted is None:
-                return None
-            members[name] = converted[0]
-            size += (len(name) if name.isascii() else len(name.encode("utf-8"))) + converted[1]
-        inner = members
+        inner, size = members
     elif tag == "L":
         if kind is not list:
             return None
