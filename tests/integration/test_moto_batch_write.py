@@ -138,3 +138,101 @@ def test_batch_write_item_through_the_handler(backend: Any) -> None:
         TableName="fast", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "p"}}
     )
     assert [i["sk"]["S"] for i in got["Items"]] == [f"b#{i:02d}" for i in range(25)]
+
+
+# Items in plain forms go through ``_plain_item`` (one walk: values and size); the others below must
+# be turned away by it (None), so that moto's own checks decide them.
+PLAIN = [
+    *GOOD,
+    _row("r#a", n={"NULL": True}, flag={"BOOL": True}, blobs={"BS": [b"\x01", b""]}, e={"L": []}),
+    _row("r#b", deep={"M": {"a": {"M": {"b": {"L": [{"N": "0"}, {"SS": ["é", "x"]}]}}}}}),
+    _row("r#c", seq={"N": "9" * 38}, name={"S": "naïve ☃"}),
+    {"pk": {"N": "1"}, "sk": {"S": "wrong type"}},  # plain: moto's key type check still refuses it
+    {"pk": {"S": "p"}, "sk": {"S": "k" * 1025}},  # plain: the key size check still refuses it
+    _row("r#8", big={"B": b"x" * 404_990}),  # plain: the size check still refuses it
+    {"pk": {"S": "p"}, "sk": {"S": ""}},  # plain: the empty-key check still refuses it
+]
+NOT_PLAIN = [
+    _row("r#9", seq={"N": "not-a-number"}),
+    _row("r#7", n={"NULL": False}),
+    _row("r#d", seq={"N": "-5"}),
+    _row("r#e", seq={"N": "1.5"}),
+    _row("r#f", seq={"N": "9" * 39}),
+    _row("r#g", nums={"NS": ["1", "2"]}),
+    _row("r#h", N={"S": "an attribute named like a tag"}),
+    _row("r#i", m={"M": {"NULL": {"S": "a member named like a tag"}}}),
+    _row("r#j", m={"M": {"S": {"N": "1"}}}),
+    _row("r#k", bad={"S": 5}),
+    _row("r#l", two={"S": "a", "N": "1"}),
+    _row("r#m", odd={"X": "y"}),
+    _row("r#n", b={"B": "not decoded"}),
+]
+
+
+@pytest.mark.parametrize("index", range(len(PLAIN)))
+def test_plain_items_convert_as_moto_does(index: int) -> None:
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    item = PLAIN[index]
+    converted = moto_dynamodb._plain_item(item)
+    assert converted is not None
+    values, size = converted
+    assert size == moto_dynamodb._attributes_size(item)
+    assert list(values) == list(item)
+    for name, value in item.items():
+        want = DynamoType(value)
+        assert values[name].to_json() == want.to_json() and values[name].size() == want.size()
+
+
+@pytest.mark.parametrize("index", range(len(NOT_PLAIN)))
+def test_other_items_are_left_to_moto(index: int) -> None:
+    assert moto_dynamodb._plain_item(NOT_PLAIN[index]) is None
+
+
+def _batch_outcome(client: Any, table: str, item: dict[str, Any]) -> Any:
+    from botocore.exceptions import ClientError
+
+    try:
+        client.batch_write_item(RequestItems={table: [{"PutRequest": {"Item": item}}]})
+    except ClientError as exc:
+        return exc.response["Error"]
+    except Exception as exc:  # botocore's own client-side refusal (a str for a number...)
+        return type(exc).__name__, str(exc).replace(table, "<table>")
+    return None
+
+
+@pytest.mark.parametrize("index", range(len(PLAIN) + len(NOT_PLAIN)))
+def test_batch_write_outcome_is_the_walks_outcome(
+    backend: Any, index: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the handler, an item stores, or is refused, exactly as with moto's checks and
+    conversion (``_plain_item`` off: the path every item took before)."""
+    item = (PLAIN + NOT_PLAIN)[index]
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    got = _batch_outcome(client, "fast", item)
+    monkeypatch.setattr(moto_dynamodb, "_plain_item", lambda _attrs: None)
+    want = _batch_outcome(client, "stock", item)
+    assert got == want
+    assert _state(backend.get_table("fast")) == _state(backend.get_table("stock"))
+
+
+def test_service_rows_skip_moto_s_item_walks(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service's row shape takes the one-walk path: moto's ``_validate_item_types`` and the
+    per-value conversion are not run for it (the cost this path removes)."""
+    from moto.dynamodb.models.table import Table
+
+    def refuse(*_: Any, **__: Any) -> None:
+        raise AssertionError("moto's item walk ran")
+
+    monkeypatch.setattr(Table, "_validate_item_types", refuse)
+    monkeypatch.setattr(moto_dynamodb, "_dynamo_type", refuse)
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    rows = [_row(f"s#{i:02d}") for i in range(25)]
+    with pytest.raises(AssertionError):
+        moto_dynamodb._put(backend.get_table("fast"), rows[0], moto_dynamodb._attributes_size(rows[0]))
+    monkeypatch.setattr(moto_dynamodb, "_dynamo_type", lambda v, cls: cls(v))  # the key values only
+    client.batch_write_item(RequestItems={"fast": [{"PutRequest": {"Item": r}} for r in rows]})
+    monkeypatch.undo()
+    for r in rows:
+        backend.put_item("stock", r)
+    assert _state(backend.get_table("fast")) == _state(backend.get_table("stock"))

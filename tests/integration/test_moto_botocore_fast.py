@@ -270,3 +270,27 @@ def test_fast_dynamo_type_odd_values_are_moto_s(value: Any) -> None:
     except Exception as exc:
         got = type(exc)
     assert got == want
+
+
+def test_the_serialiser_does_not_walk_again_what_the_validator_found_plain(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[int] = []
+    plain_map = botocore_fast._plain_map
+
+    def counted(value: Any) -> bool:
+        calls.append(id(value))
+        return plain_map(value)
+
+    monkeypatch.setattr(botocore_fast, "_plain_map", counted)
+    stock, fast = _serializers()
+    model = MODEL.operation_model("BatchWriteItem")
+    items = [dict(EVERY_FORM, sk={"S": f"r#{i:02d}"}) for i in range(25)]
+    params = {"RequestItems": {"t": [{"PutRequest": {"Item": item}} for item in items]}}
+    assert fast.serialize_to_request(params, model) == stock.serialize_to_request(params, model)
+    assert len(calls) == 25  # once per item, by the validator (the serialiser trusted it)
+    assert fast._param_validator.checked.values is None  # nothing kept after the request
+    calls.clear()
+    unvalidated = botocore_fast.fast_serializer(create_serializer("json", False))
+    assert unvalidated.serialize_to_request(params, model) == stock.serialize_to_request(params, model)
+    assert len(calls) == 25  # no validator: the serialiser walks them itself

@@ -180,3 +180,37 @@ def test_a_copy_under_another_id_folds_into_the_survivor_which_keeps_its_id(deps
     with pytest.raises(ServiceError) as info:
         ingest.ingest_bundle(deps, "t1", "notes", "a", body(note("b", "Rewritten entirely")))
     assert info.value.extra["forgotten"][0]["rule"] == "id"
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_an_ingest_runs_with_the_collector_paused_and_gives_it_back(deps, monkeypatch, enabled) -> None:
+    """From the scrub gate to the index step (outside merge_into's own pause) the collector is off;
+    afterwards it is as it was, also when the ingest is refused."""
+    import gc
+
+    seen: list[bool] = []
+    gate = ingest.gate
+
+    def watched_gate(bundle, *args, **kwargs):
+        seen.append(gc.isenabled())
+        return gate(bundle, *args, **kwargs)
+
+    indexed = deps.index_hooks.indexed
+
+    def watched_indexed(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return indexed(*args, **kwargs)
+
+    monkeypatch.setattr(ingest, "gate", watched_gate)
+    monkeypatch.setattr(deps.index_hooks, "indexed", watched_indexed)
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        ingest.ingest_bundle(deps, "t1", "notes", "agent", body(note("a", "Retry budget")))
+        assert seen == [False, False]
+        assert gc.isenabled() is enabled
+        with pytest.raises(ServiceError):
+            ingest.ingest_bundle(deps, "t1", "notes", "a", body(memory("b", summary=f"use {TOKEN}")))
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

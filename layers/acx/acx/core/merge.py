@@ -460,6 +460,10 @@ def _collector_paused(merge: Callable[_P, _R]) -> Callable[_P, _R]:
     return paused
 
 
+#: The same pause for a whole operation that holds many records (an ingest: acx/usecases/ingest.py).
+collector_paused = _collector_paused
+
+
 @_collector_paused
 def merge_records(records: Iterable[Record], slots: list[str] | None = None) -> list[Record]:
     """Merge records (already validated) into one survivor per memory, sorted by id (UTF-16 order).

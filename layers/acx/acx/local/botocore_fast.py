@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 from typing import Any
 
 from botocore.serialize import JSONSerializer
@@ -116,18 +117,54 @@ def eligible(shape: Any) -> bool:
     return bool(known)
 
 
+class _Checked(threading.local):
+    """The attribute-value maps and lists one request's validation found plain, by ``id`` (the
+    objects are held too, so no id is reused while the request is serialised), per thread."""
+
+    values: dict[int, Any] | None = None
+
+    def seen(self, value: Any) -> bool:
+        values = self.values
+        return values is not None and values.get(id(value)) is value
+
+
 class FastValidator(ParamValidator):
     """botocore's validator; plain attribute-value maps and lists are accepted without the walk."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.checked = _Checked()
+
     def _validate_map(self, param: Any, shape: Any, errors: Any, name: str) -> None:
         if eligible(shape) and _plain_map(param):
+            self._note(param)
             return
         super()._validate_map(param, shape, errors, name)
 
     def _validate_list(self, param: Any, shape: Any, errors: Any, name: str) -> None:
         if eligible(shape) and _plain_list(param):
+            self._note(param)
             return
         super()._validate_list(param, shape, errors, name)
+
+    def _note(self, param: Any) -> None:
+        values = self.checked.values
+        if values is not None:
+            values[id(param)] = param
+
+
+class FastValidationDecorator(ParamValidationDecorator):
+    """botocore's validate-then-serialise; the serialiser does not walk again a map or list the
+    validator has just found plain in the same request (py-spy, 20,000-record ingest: the two walks
+    were 5.6% of the ingest thread). Nothing runs between the two steps, so the objects are unchanged."""
+
+    def serialize_to_request(self, parameters: Any, operation_model: Any) -> Any:
+        checked = self._param_validator.checked
+        checked.values = {}
+        try:
+            return super().serialize_to_request(parameters, operation_model)
+        finally:
+            checked.values = None
 
 
 def _blob(value: Any) -> str:
@@ -139,6 +176,12 @@ def _blob(value: Any) -> str:
 
 class FastJSONSerializer(JSONSerializer):
     """botocore's JSON serialiser; plain attribute-value maps and lists are written by ``json.dumps``."""
+
+    #: Set by :func:`fast_serializer` when a validator runs first: what it already found plain.
+    checked: _Checked | None = None
+
+    def _known_plain(self, value: Any) -> bool:
+        return self.checked is not None and self.checked.seen(value)
 
     def serialize_to_request(self, parameters: Any, operation_model: Any) -> Any:
         # JSONSerializer.serialize_to_request (botocore 1.44), with a default for the raw bytes.
@@ -162,13 +205,13 @@ class FastJSONSerializer(JSONSerializer):
         return serialized
 
     def _serialize_type_map(self, serialized: Any, value: Any, shape: Any, key: Any) -> None:
-        if eligible(shape) and _plain_map(value):
+        if eligible(shape) and (self._known_plain(value) or _plain_map(value)):
             serialized[key] = value
             return
         super()._serialize_type_map(serialized, value, shape, key)
 
     def _serialize_type_list(self, serialized: Any, value: Any, shape: Any, key: Any) -> None:
-        if eligible(shape) and _plain_list(value):
+        if eligible(shape) and (self._known_plain(value) or _plain_list(value)):
             serialized[key] = value
             return
         super()._serialize_type_list(serialized, value, shape, key)
@@ -184,7 +227,9 @@ def fast_serializer(stock: Any) -> Any:
     if isinstance(stock, ParamValidationDecorator):
         if type(stock._param_validator) is not ParamValidator:
             return stock
-        return ParamValidationDecorator(FastValidator(), fast)
+        validator = FastValidator()
+        fast.checked = validator.checked
+        return FastValidationDecorator(validator, fast)
     return fast
 
 

@@ -44,6 +44,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote_to_bytes, urlsplit
 
 from acx.local import moto_dynamodb
+from acx.local.heap import StoreFreezer
 
 JOURNAL_NAME = "moto.journal"
 SNAPSHOT_NAME = "moto.snapshot"
@@ -557,6 +558,7 @@ class JournalApp:
 
         cpu, wall = time.process_time(), time.perf_counter()
         count = 0
+        heap = StoreFreezer()  # what replay rebuilds is moto's store: kept out of the collector
         with self.lock:
             snaps, journals = generations(self.data_dir)
             base = snaps[-1] if snaps else 0
@@ -564,12 +566,14 @@ class JournalApp:
                 data = read_snapshot(snapshot_file(self.data_dir, base))
                 self.snapshot_bytes = len(data)
                 snapshot.load(data)
+                heap.after_request()
             self.stats["snapshot_load_cpu"] = time.process_time() - cpu
             tail = [g for g in journals if g >= base]
             for generation in tail:
                 journal = Journal(journal_file(self.data_dir, generation), fsync=self.fsync)
                 for entry in journal.entries():
                     self._replay_one(entry, mock_random)
+                    heap.after_request()
                     count += 1
                 self.tail_bytes += journal_file(self.data_dir, generation).stat().st_size
             self.generation = max([base, *tail])
@@ -688,10 +692,13 @@ class InProcessTransport:
     Only for a stack whose moto runs in this process; requests for any other address go out as usual.
     """
 
-    def __init__(self, app: WsgiApp, prefixes: tuple[str, ...], moto_prefix: str = "") -> None:
+    def __init__(
+        self, app: WsgiApp, prefixes: tuple[str, ...], moto_prefix: str = "", heap: StoreFreezer | None = None
+    ) -> None:
         self.app = app
         self.prefixes = prefixes
         self.moto_prefix = moto_prefix  # DynamoDB requests for it skip WSGI (moto_dynamodb.call)
+        self.heap = heap  # told after each DynamoDB request (acx/local/heap.py)
 
     def __call__(self, request: Any, **_: Any) -> Any:
         from botocore.awsrequest import AWSResponse
@@ -731,6 +738,10 @@ class InProcessTransport:
         return AWSResponse(url, code, dict(status[1]), MockRawResponse(payload))
 
     def _dynamodb(self, headers: list[tuple[str, str]], body: bytes) -> tuple[int, dict[str, str], bytes]:
-        if isinstance(self.app, JournalApp):
-            return self.app.dynamodb(headers, body)
-        return moto_dynamodb.call(dict(headers), body)  # an in-memory stack: no journal, no lock
+        try:
+            if isinstance(self.app, JournalApp):
+                return self.app.dynamodb(headers, body)
+            return moto_dynamodb.call(dict(headers), body)  # an in-memory stack: no journal, no lock
+        finally:
+            if self.heap is not None:
+                self.heap.after_request()

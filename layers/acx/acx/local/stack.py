@@ -39,6 +39,7 @@ from typing import Any
 
 from acx.local import journal, moto_dynamodb, moto_ed25519
 from acx.local.gateway import ACCOUNT_ID, Gateway, LambdaContext
+from acx.local.heap import StoreFreezer
 from acx.local.journal import COMPACT_BYTES, KEYS_NAME, is_state_file
 from acx.local.jwt_issuer import ALL_SCOPES, DevIssuer
 
@@ -225,6 +226,7 @@ class LocalStack:
         self.restarted = False  # True when start() found existing state in data_dir
         self._data_lock: Any = None
         self._transport_session: Any = None
+        self._heap: StoreFreezer | None = None
         self.issuer = DevIssuer()  # with a data_dir: replaced by the persistent one at start()
         self.env: dict[str, str] = {}
         self.handlers: dict[str, Handler | None] = {}
@@ -359,6 +361,9 @@ class LocalStack:
             botocore_fast.uninstall(self._transport_session.events)
             direct_call.uninstall(self._transport_session.events)
             self._transport_session = None
+        if self._heap is not None:
+            self._heap.close()
+            self._heap = None
         if self._moto is not None and getattr(self._moto, "journal_app", None) is not None:
             try:
                 self._moto.journal_app.close(compact=True)  # a clean stop: snapshot, fast next start
@@ -445,7 +450,10 @@ class LocalStack:
         import boto3
 
         prefixes = (self._moto_endpoint + "/", *(f"{self._gateway.url}/{b}/" for b in self._bucket_names()))
-        hook = journal.InProcessTransport(self._moto.wsgi_app, prefixes, self._moto_endpoint + "/")
+        self._heap = StoreFreezer()  # moto's stored items kept out of the collector: acx/local/heap.py
+        hook = journal.InProcessTransport(
+            self._moto.wsgi_app, prefixes, self._moto_endpoint + "/", self._heap
+        )
         self._transport_session = boto3._get_default_session()
         self._transport_session.events.register("before-send", hook, unique_id=_TRANSPORT_ID)
         from acx.local import botocore_fast, direct_call

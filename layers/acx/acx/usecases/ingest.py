@@ -19,7 +19,7 @@ from typing import Any
 
 from acx.core import forgetting
 from acx.core.bundle import BundleError, Limits, parse_bundle, parse_bundle_stream
-from acx.core.merge import MergeConflict, merge_into, slot_keys
+from acx.core.merge import MergeConflict, collector_paused, merge_into, slot_keys
 from acx.core.package import PackageRef
 from acx.core.rows import Conflict, FileWrite, Forgotten, LogRow, Lookup, RecordWrite
 from acx.core.scrub import ScrubReport, scan_bundle
@@ -111,6 +111,7 @@ def check_on_forgotten(on_forgotten: str) -> None:
         raise ServiceError(400, "invalid_query", "onForgotten must be refuse or skip", "onForgotten")
 
 
+@collector_paused
 def ingest_bundle(
     deps: Deps,
     tenant: str,
@@ -121,7 +122,14 @@ def ingest_bundle(
     max_bytes: int | None = None,
     on_forgotten: str = "refuse",
 ) -> IngestSummary:
-    """Run the whole pipeline and append the changes to the package log; returns the response summary."""
+    """Run the whole pipeline and append the changes to the package log; returns the response summary.
+
+    With Python's cyclic collector paused (as :func:`merge_into` already ran): an ingest holds its
+    parsed records from parse to the last row write, and every full collection walked all of them
+    again, finding nearly nothing (gc callbacks, 20,000-record presigned ingest with moto in another
+    process: 5 full collections, 7 s of 40 s CPU, 88 objects freed; about 26,000 freed by all
+    collections, what the pause leaves until the collector runs again after it).
+    """
     check_on_forgotten(on_forgotten)
     require_unlocked(deps, tenant, package)  # 423 while an operator holds the package lock
     bundle = parse(data, max_bytes=max_bytes)

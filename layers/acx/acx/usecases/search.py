@@ -360,7 +360,14 @@ class SearchIndexer:
         hook runs, so either that hook sees this segment or this check sees the tombstone."""
         if not ids:
             return
-        active = self.deps.log.rows.active_ids(PackageRef(tenant, package), set(ids))
+        ref = PackageRef(tenant, package)
+        if not self.deps.log.may_have_tombstones(ref):
+            # No forget was ever claimed here: a forget claims the head before it writes its tombstone
+            # and runs its index hook after, so one claimed from now on finds this segment in the
+            # manifest put above. Saves reading back every row of the upload (a 20k-record ingest:
+            # 200 BatchGetItem calls, 6% of its CPU on the local stack).
+            return
+        active = self.deps.log.rows.active_ids(ref, set(ids))
         for rid in sorted(set(ids) - active):
             self.forgotten(tenant, package, rid)
 
