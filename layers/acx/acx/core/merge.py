@@ -437,7 +437,7 @@ def _merge(records: list[Record], slots: list[str] | None = None) -> list[tuple[
         current = nxt
 
 
-def _collector_paused(merge: Callable[_P, _R]) -> Callable[_P, _R]:
+def collector_paused(merge: Callable[_P, _R]) -> Callable[_P, _R]:
     """Run ``merge`` with Python's cyclic garbage collector paused (restored as it was, also on error).
 
     A merge allocates a few containers per record (copies, groups, plan lists) and makes no reference
@@ -460,11 +460,7 @@ def _collector_paused(merge: Callable[_P, _R]) -> Callable[_P, _R]:
     return paused
 
 
-#: The same pause for a whole operation that holds many records (an ingest: acx/usecases/ingest.py).
-collector_paused = _collector_paused
-
-
-@_collector_paused
+@collector_paused
 def merge_records(records: Iterable[Record], slots: list[str] | None = None) -> list[Record]:
     """Merge records (already validated) into one survivor per memory, sorted by id (UTF-16 order).
 
@@ -506,7 +502,7 @@ class MergePlan:
     accepted: int = 0
 
 
-@_collector_paused
+@collector_paused
 def merge_into(lookup: Lookup, incoming: list[Record], slots: list[str] | None = None) -> MergePlan:
     """Plan the merge of ``incoming`` (validated) records into a store reached only through ``lookup``.
 
