@@ -18,6 +18,17 @@ from acx.local import snapshot
 SEEN: list[bool] = []
 
 
+@pytest.fixture(autouse=True)
+def _collector_on() -> Any:
+    """Each test starts with the collector on (another test in the worker may have left it off) and
+    leaves it as it found it."""
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if not was:
+        gc.disable()
+
+
 def _rebuilt() -> list[Any]:
     SEEN.append(gc.isenabled())
     return []  # no backends: load has nothing to put back
