@@ -11,6 +11,7 @@ hide a service bug that Lambda's botocore would raise.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import boto3
@@ -166,6 +167,27 @@ INVALID: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+#: Refused client side by botocore at the structure level (the attribute values are all plain).
+INVALID_STRUCTURE: list[tuple[str, dict[str, Any]]] = [
+    ("BatchWriteItem", {"RequestItems": {"t": [{"PutRequest": {}}]}}),  # Item missing
+    ("BatchWriteItem", {"RequestItems": {"t": [{"PutRequest": {"Item": KEY, "Extra": 1}}]}}),
+    ("BatchWriteItem", {"RequestItems": {"": [{"DeleteRequest": {"Key": KEY}}]}}),  # table name under min
+    ("BatchWriteItem", {"RequestItems": {"t": {"PutRequest": {"Item": KEY}}}}),  # a map, not a list
+    ("BatchGetItem", {"RequestItems": {"t": {"Keys": [KEY], "ConsistentRead": "yes"}}}),
+    ("GetItem", {"TableName": "", "Key": KEY}),  # min length 1
+    ("Query", {"TableName": "t", "Limit": 0}),  # min 1
+    ("Query", {"TableName": "t", "Limit": "7"}),
+    ("TransactWriteItems", {"TransactItems": []}),  # min 1
+    ("TransactWriteItems", {"TransactItems": [{"Put": {"TableName": "t"}}]}),  # Item missing
+    (
+        "TransactWriteItems",
+        {"TransactItems": [{"Put": {"TableName": "t", "Item": KEY}}], "ClientRequestToken": ""},
+    ),
+    ("UpdateItem", {"TableName": "t", "Key": KEY, "ExpressionAttributeNames": {"#a": 1}}),
+    ("UpdateItem", {"TableName": "t", "Key": KEY, "ExpressionAttributeNames": {1: "a"}}),
+]
+
+
 def _serializers() -> tuple[Any, Any]:
     stock = create_serializer("json", True)
     return stock, botocore_fast.fast_serializer(create_serializer("json", True))
@@ -176,13 +198,26 @@ def test_same_request_as_stock_botocore(operation: str, params: dict[str, Any]) 
     stock, fast = _serializers()
     model = MODEL.operation_model(operation)
     assert isinstance(fast._serializer, botocore_fast.FastJSONSerializer)
-    assert fast.serialize_to_request(params, model) == stock.serialize_to_request(params, model)
+    _assert_same_request(fast.serialize_to_request(params, model), stock.serialize_to_request(params, model))
+    if not botocore_fast.request_check(model.input_shape)(params):  # botocore's walk: its very bytes
+        assert fast.serialize_to_request(params, model) == stock.serialize_to_request(params, model)
 
 
-@pytest.mark.parametrize(("operation", "params"), INVALID, ids=lambda v: v if isinstance(v, str) else "")
+def _assert_same_request(got: dict[str, Any], want: dict[str, Any]) -> None:
+    """The same request; the body the same JSON value (a checked request's body is written by orjson:
+    other bytes, the same value, and moto and the journal's replay only ever parse it)."""
+    assert {k: v for k, v in got.items() if k != "body"} == {k: v for k, v in want.items() if k != "body"}
+    assert json.loads(got["body"]) == json.loads(want["body"])
+    assert moto_dynamodb._loads(got["body"]) == moto_dynamodb._loads(want["body"])  # as moto reads it
+
+
+@pytest.mark.parametrize(
+    ("operation", "params"), INVALID + INVALID_STRUCTURE, ids=lambda v: v if isinstance(v, str) else ""
+)
 def test_same_refusal_as_stock_botocore(operation: str, params: dict[str, Any]) -> None:
     stock, fast = _serializers()
     model = MODEL.operation_model(operation)
+    assert not botocore_fast.request_check(model.input_shape)(params)  # nothing botocore refuses passes
     with pytest.raises(ParamValidationError) as want:
         stock.serialize_to_request(params, model)
     with pytest.raises(ParamValidationError) as got:
@@ -286,7 +321,10 @@ def test_the_serialiser_does_not_walk_again_what_the_validator_found_plain(
     stock, fast = _serializers()
     model = MODEL.operation_model("BatchWriteItem")
     items = [dict(EVERY_FORM, sk={"S": f"r#{i:02d}"}) for i in range(25)]
-    params = {"RequestItems": {"t": [{"PutRequest": {"Item": item}} for item in items]}}
+    # A tuple of write requests (botocore takes it as a list) is not for the whole-request check,
+    # so this request takes the per-value path.
+    params = {"RequestItems": {"t": tuple({"PutRequest": {"Item": item}} for item in items)}}
+    assert not botocore_fast.request_check(model.input_shape)(params)
     assert fast.serialize_to_request(params, model) == stock.serialize_to_request(params, model)
     assert len(calls) == 25  # once per item, by the validator (the serialiser trusted it)
     assert fast._param_validator.checked.values is None  # nothing kept after the request
@@ -294,3 +332,58 @@ def test_the_serialiser_does_not_walk_again_what_the_validator_found_plain(
     unvalidated = botocore_fast.fast_serializer(create_serializer("json", False))
     assert unvalidated.serialize_to_request(params, model) == stock.serialize_to_request(params, model)
     assert len(calls) == 25  # no validator: the serialiser walks them itself
+
+
+#: Requests botocore accepts that the whole-request check leaves to botocore's walk (and why).
+WALKED: list[tuple[str, dict[str, Any]]] = [
+    ("PutItem", {"TableName": "t", "Item": {"pk": {"S": "p"}, "sk": {"B": bytearray(b"\x01")}}}),  # bytearray
+    ("PutItem", {"TableName": "t", "Item": {"pk": {"S": "p"}, "sk": {"B": "text-as-blob"}}}),  # str blob
+    ("PutItem", {"TableName": "t", "Item": {"pk": {"S": "p"}, "l": {"L": ({"S": "tuple"},)}}}),  # tuple
+    ("Query", {"TableName": "t", "Limit": True}),  # a bool for an integer
+    ("BatchGetItem", {"RequestItems": {"t": {"Keys": (KEY,)}}}),  # a tuple of keys
+    ("Scan", {"TableName": "t", "TotalSegments": 2, "Segment": False, "ExclusiveStartKey": KEY}),
+]
+
+
+@pytest.mark.parametrize(("operation", "params"), VALID[:9], ids=lambda v: v if isinstance(v, str) else "")
+def test_the_service_requests_skip_both_walks(operation: str, params: dict[str, Any]) -> None:
+    model = MODEL.operation_model(operation)
+    assert botocore_fast.request_check(model.input_shape)(params)
+    stock, fast = _serializers()
+    walked: list[Any] = []
+    fast._param_validator.validate = lambda *a: walked.append(a)  # type: ignore[method-assign]
+    fast._serializer._serialize = lambda *a: walked.append(a)  # type: ignore[method-assign]
+    _assert_same_request(fast.serialize_to_request(params, model), stock.serialize_to_request(params, model))
+    assert walked == []
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"TableName": "t", "Limit": 2**70},  # past orjson's 64-bit integers
+        {"TableName": "t", "ExclusiveStartKey": {"pk": {"S": "lone \udc80 surrogate"}}},  # not UTF-8
+    ],
+)
+def test_what_orjson_refuses_is_written_by_json_dumps_as_botocore_writes_it(params: dict[str, Any]) -> None:
+    model = MODEL.operation_model("Scan")
+    assert botocore_fast.request_check(model.input_shape)(params)
+    stock, fast = _serializers()
+    assert fast.serialize_to_request(params, model) == stock.serialize_to_request(params, model)
+
+
+@pytest.mark.parametrize(("operation", "params"), WALKED, ids=lambda v: v if isinstance(v, str) else "")
+def test_what_the_check_leaves_is_botocore_s_walk_with_the_same_request(
+    operation: str, params: dict[str, Any]
+) -> None:
+    model = MODEL.operation_model(operation)
+    assert not botocore_fast.request_check(model.input_shape)(params)
+    stock, fast = _serializers()
+    assert fast.serialize_to_request(params, model) == stock.serialize_to_request(params, model)
+
+
+def test_every_dynamodb_input_shape_compiles() -> None:
+    """Recursive shapes (attribute values in maps in lists ...) end; each operation has a check."""
+    for name in MODEL.operation_names:
+        shape = MODEL.operation_model(name).input_shape
+        if shape is not None:
+            assert callable(botocore_fast.request_check(shape))

@@ -269,3 +269,44 @@ def test_the_item_size_from_json_is_moto_s_size(value: dict[str, Any]) -> None:
 
     assert moto_dynamodb._value_size(value) == DynamoType(value).size()
     assert moto_dynamodb._attributes_size({"név": value}) == len("név".encode()) + DynamoType(value).size()
+
+
+_TYPED_VALUES: list[dict[str, Any]] = [
+    {"S": "a"},
+    {"S": ""},
+    {"S": "1"},
+    {"B": b"a"},
+    {"B": b""},
+    {"BOOL": True},
+    {"BOOL": False},
+    {"N": "1"},
+    {"N": "1.0"},
+    {"N": "01"},
+    {"NULL": True},
+    {"SS": ["a", "b"]},
+    {"SS": ["b", "a"]},
+    {"NS": ["1", "2"]},
+    {"BS": [b"a"]},
+    {"L": [{"S": "a"}]},
+    {"M": {"k": {"S": "a"}}},
+]
+
+
+def test_the_key_hash_and_equality_are_moto_s() -> None:
+    """``DynamoType.__hash__``/``__eq__`` for S, B and BOOL skip ``cast_value``: every pair of values
+    (several types, values equal only once cast) gets moto's own answers."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    moto_dynamodb.install()
+    stock_hash, stock_eq = moto_dynamodb._STOCK["hash"], moto_dynamodb._STOCK["eq"]
+    assert DynamoType.__hash__ is moto_dynamodb._dynamo_hash
+    values = [DynamoType(v) for v in _TYPED_VALUES]
+    for a in values:
+        if a.type not in ("SS", "NS", "BS", "L", "M"):  # unhashable cast values (moto raises TypeError)
+            assert hash(a) == stock_hash(a)
+        for b in values:
+            assert (a == b) == stock_eq(a, b), (a, b)
+    assert DynamoType({"N": "1"}) == DynamoType({"N": "1.0"})  # through moto's own comparison
+    assert DynamoType({"S": "1"}) != DynamoType({"N": "1"})
+    with pytest.raises(AttributeError):
+        _ = DynamoType({"S": "a"}) == "a"  # moto's own failure on a non-DynamoType, kept
