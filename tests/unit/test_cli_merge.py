@@ -128,3 +128,12 @@ def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert [r["id"] for r in json.loads(proc.stdout)] == ["y", "z"]
+
+
+def test_an_in_process_merge_leaves_the_collector_as_it_found_it(tmp_path: Path, capsysbinary) -> None:
+    import gc
+
+    a = write(tmp_path / "a.json", [rec("m1")])
+    assert gc.isenabled()
+    assert main(["merge", a]) == 0
+    assert gc.isenabled()  # it was left off for the rest of the process
