@@ -6,6 +6,9 @@ over families of inputs rather than one drawn mutant at a time.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+
 import pytest
 
 from acx.core.scrub import scan_text
@@ -104,3 +107,161 @@ def test_a_pipe_without_a_table_bar_before_the_name_is_no_assignment(text: str) 
 )
 def test_a_name_glued_to_its_stem_at_the_start_of_a_text_is_read_whole(text: str, expected: list) -> None:
     assert _rules(text) == expected
+
+
+# --- check_assignment: after a candidate is rejected, the next one of the same word is judged ---
+
+SECOND = "Pq7Ny4Kb9Qa5Hc0d2Lm"
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "echo $DB_PASSWORD | base64",  # a shell pipe, not a table row
+        "password>x",  # a comparison, not an element
+        "public_pass: Zq8Lm3Xv9Rt2",  # a name that says it is no credential
+        "password:\n  enabled",  # a name with its value on the next line
+        "the password is ready",  # prose whose value is a word
+        "password = `openssl rand -hex 16`",  # a command substitution
+        'password = "changeme"',  # a stand-in
+        f'smtp_pass: "{VALUE}"',  # a secret (found too)
+    ],
+)
+def test_after_any_candidate_the_next_assignment_of_the_same_word_is_judged(first: str) -> None:
+    """Each way a ``password`` candidate ends (rejected at any check, or found) hands the scan back
+    the place to go on from: the real assignment after it is still judged and blocks at its value."""
+    text = f'{first}\nsmtp_pass: "{SECOND}"\n'
+    found = _rules(text)
+    assert found[-1] == ("secret-assignment", text.index(SECOND))
+    assert found[:-1] == ([("secret-assignment", text.index(VALUE))] if VALUE in first else [])
+
+
+# --- check_assignment: a value on the next line ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text", [f"password:\n  {VALUE}\n", f"api_key =\n{VALUE}\n", f"secret:\r\n    {VALUE}\n"]
+)
+def test_a_name_ending_its_line_is_not_given_the_next_line_as_its_value(text: str) -> None:
+    """``password:`` then a new line: the next line is not its value (YAML's nested mapping, a
+    heading); only an element or a ``value:`` key carries its value across the line break."""
+    assert _rules(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"<password>\n  {VALUE}\n</password>\n",
+        f"- name: DB_PASSWORD\n  value: {VALUE}\n",
+        f"- name: DB_PASSWORD\n  value:\n    {VALUE}\n",
+    ],
+)
+def test_an_element_or_a_value_key_carries_its_value_across_the_line_break(text: str) -> None:
+    assert _rules(text) == [("secret-assignment", text.index(VALUE))]
+
+
+# --- check_assignment: judging costs with the length judged (one unit per 64 bytes) -------------
+
+WORDS = " ".join(["word"] * 200)
+
+
+def _first_refused(length: int) -> int:
+    """The fewest ``password = "<length bytes of words>"`` lines the scan budget refuses."""
+    value = WORDS[:length]
+    lo, hi = 1, 400
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _rules(f'password = "{value}"\n' * mid) == [("scan-budget", 0)]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def test_a_value_costs_one_budget_unit_per_whole_64_bytes() -> None:
+    """503- and 504-byte values cost the same (7 units each: 504 // 64 == 7), a 512-byte one costs one
+    more (8) than a 511-byte one: a buffer holds as many of the first two, fewer of the last."""
+    assert _first_refused(504) == _first_refused(503)
+    assert _first_refused(512) < _first_refused(511)
+
+
+# --- _check_run: AWS context, names, excerpts, the 4096-byte cap, the cost of judging -------------
+
+AWS_SECRET = "Zq8Lm3Xv9Rt2Wp7Ny4Kb9Qa5Hc0d2LmQz8Lm3Xv9"  # 40 characters of mixed-case base64
+RANDOM_RUN = "Zq8Lm3Xv9Rt2Wp7Ny4Kb9Qa5Hc0d"
+
+
+@pytest.mark.parametrize(
+    ("gap", "rule"), [(55, "aws-secret-access-key"), (57, "aws-secret-access-key"), (58, "high-entropy")]
+)
+def test_aws_words_count_within_64_bytes_before_a_40_character_run(gap: int, rule: str) -> None:
+    """``aws`` ending its line 64 bytes before the run makes a 40-character base64 run an AWS secret
+    key; one byte further it is only a random run (``aws`` at the very start of the text counts)."""
+    text = "aws" + " " * gap + "x = " + AWS_SECRET
+    assert _rules(text) == [(rule, text.index(AWS_SECRET))]
+
+
+def test_a_name_that_says_fingerprint_excuses_even_a_run_after_aws_words() -> None:
+    """``AWS KMS key fingerprint: ...``: the name says what the value is (a hash of a public key)."""
+    assert _rules(f"AWS KMS key fingerprint: {AWS_SECRET}") == []
+
+
+@pytest.mark.parametrize("name", ["rotationSchedule", "backupWindowList", "eu-west-1"])
+def test_a_descriptive_name_does_not_excuse_a_40_character_run_after_aws_words(name: str) -> None:
+    """A descriptive name excuses a random run (``rookTable = ...``), but not the AWS secret key
+    shape in AWS context: that check comes first."""
+    text = f"AWS backup {name} = {AWS_SECRET}"
+    assert _rules(text) == [("aws-secret-access-key", text.index(AWS_SECRET))]
+
+
+@pytest.mark.parametrize(
+    ("text", "excerpt"),
+    [
+        (f"{RANDOM_RUN}...", True),
+        (f"{RANDOM_RUN}\u2026", True),
+        (f"...{RANDOM_RUN}", True),
+        (f"see \u2026{RANDOM_RUN} here", True),
+        (f"{RANDOM_RUN}... more", True),
+        (f"{RANDOM_RUN}....", True),
+        (f"{RANDOM_RUN}..", False),
+        (f"{RANDOM_RUN}.", False),
+        (f"{RANDOM_RUN}. ...", False),
+        (f"..{RANDOM_RUN}", False),
+    ],
+)
+def test_a_random_run_cut_short_by_an_ellipsis_is_an_excerpt(text: str, excerpt: bool) -> None:
+    """``ops_eyJzaWdu...``: three dots (or ``…``) right after or right before the run mark an excerpt
+    shown for reference; two dots, or dots further away, do not."""
+    assert _rules(text) == ([] if excerpt else [("high-entropy", text.index(RANDOM_RUN))])
+
+
+def _long_run(n: int) -> str:
+    return base64.b64encode(hashlib.shake_256(b"run").digest(3 * (n // 4 + 1))).decode()[:n]
+
+
+@pytest.mark.parametrize(("n", "excerpt"), [(4095, True), (4096, True), (4097, False), (4200, False)])
+def test_only_the_first_4096_bytes_of_a_run_are_judged(n: int, excerpt: bool) -> None:
+    """A run is judged by its first 4096 bytes: an ellipsis right after them marks an excerpt; after
+    a longer run it is not right after what was judged, and the run still blocks (fail closed)."""
+    text = _long_run(n) + "..."
+    assert _rules(text) == ([] if excerpt else [("high-entropy", 0)])
+    assert _rules(_long_run(n)) == [("high-entropy", 0)]
+
+
+def _random_runs(k: int) -> str:
+    """``k`` distinct 32-character random base64 runs (letters and digits only), one space apart."""
+    return " ".join(
+        base64.b64encode(hashlib.sha256(str(i).encode()).digest())
+        .decode()[:32]
+        .replace("+", "a")
+        .replace("/", "b")
+        for i in range(k)
+    )
+
+
+def test_each_random_run_judged_costs_4_budget_units() -> None:
+    """Every random-looking run costs 4 units (its placeholder and base64-text judgements) of the
+    buffer's 512 + n // 256: 125 of them (500 units, budget 528) are scanned and each blocks, 140
+    (560 units, budget 530) are refused as a whole, fail closed."""
+    assert len(_rules(_random_runs(125))) == 125
+    assert _rules(_random_runs(140)) == [("scan-budget", 0)]
