@@ -265,3 +265,39 @@ def test_each_random_run_judged_costs_4_budget_units() -> None:
     (560 units, budget 530) are refused as a whole, fail closed."""
     assert len(_rules(_random_runs(125))) == 125
     assert _rules(_random_runs(140)) == [("scan-budget", 0)]
+
+
+# --- check_assignment: a shell / compose default is a literal (a fix of this round) -------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"POSTGRES_PASSWORD: ${{POSTGRES_PASSWORD:-{VALUE}}}\n",  # docker-compose
+        f'DB_PASSWORD="${{DB_PASSWORD:-{VALUE}}}"\n',  # a shell script
+        f"export API_KEY=${{API_KEY={VALUE}}}\n",
+        f"client_secret = '${{CLIENT_SECRET:-{VALUE}}}'\n",
+        'export PGPASSWORD="${PGPASSWORD:-hunter2}"\n',
+    ],
+)
+def test_a_secret_given_as_the_default_of_a_parameter_expansion_blocks_at_the_default(text: str) -> None:
+    """``${DB_PASSWORD:-s3cret}``: the expansion is template syntax, but its default is a literal
+    shipped with the file and used whenever the variable is unset. Before this round the whole
+    expansion read as a placeholder and the default passed."""
+    default = VALUE if VALUE in text else "hunter2"
+    assert _rules(text) == [("secret-assignment", text.index(default))]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD}\n",
+        "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-}\n",
+        "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-changeme}\n",
+        "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}\n",
+        "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-$FALLBACK_PASSWORD}\n",
+        'DB_PASSWORD="${DB_PASSWORD:-${VAULT_DB_PASSWORD}}"\n',
+    ],
+)
+def test_a_parameter_expansion_without_a_literal_default_is_still_template_syntax(text: str) -> None:
+    assert _rules(text) == []
