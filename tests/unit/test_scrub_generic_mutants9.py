@@ -301,3 +301,57 @@ def test_a_secret_given_as_the_default_of_a_parameter_expansion_blocks_at_the_de
 )
 def test_a_parameter_expansion_without_a_literal_default_is_still_template_syntax(text: str) -> None:
     assert _rules(text) == []
+
+
+# --- scan_uris ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "password"),
+    [
+        ("z39.50r://user:Zq8Lm3pw@host/db", "Zq8Lm3pw"),  # IANA's Z39.50 schemes: a digit after a '.'
+        ("see z39.50s://u:Zq8Lm3pw@h", "Zq8Lm3pw"),
+        ("postgresql+psycopg2://app:Zq8Lm3pw@db/x", "Zq8Lm3pw"),  # SQLAlchemy's dialect+driver
+        ("git+ssh://deploy:Zq8Lm3pw@git.example.org/repo", "Zq8Lm3pw"),
+        ("x-my.app+1://u:Zq8Lm3pw@h", "Zq8Lm3pw"),
+    ],
+)
+def test_a_scheme_with_dots_pluses_dashes_and_digits_is_read_whole(text: str, password: str) -> None:
+    """The scheme is walked back over letters, digits, ``+``, ``.`` and ``-`` to its first letter."""
+    assert _rules(text) == [("uri-credentials", text.index(password))]
+
+
+def test_the_at_sign_that_spends_the_budget_is_not_judged() -> None:
+    """``a@b`` addresses then a URI with credentials: while the budget lasts the credentials block;
+    from the first buffer it does not cover, the refusal is the whole report (the ``@`` that spent the
+    budget is not judged on credit)."""
+    cred = "x://u:Zq8Lm3pw@h"
+    first = next(k for k in range(300, 800) if ("scan-budget", 0) in _rules("a@b " * k + cred))
+    assert _rules("a@b " * (first - 1) + cred) == [("uri-credentials", 4 * (first - 1) + 6)]
+    assert _rules("a@b " * first + cred) == [("scan-budget", 0)]
+
+
+@pytest.mark.parametrize(
+    ("password", "blocks"),
+    [
+        ("xxxx", False),  # a mask of one or two characters
+        ("0000", False),
+        ("abab", False),
+        ("xxxxxxxx", False),
+        ("****", False),  # template syntax
+        ("${PW}", False),
+        ("<password>", False),
+        ("changeme", True),  # a stand-in word, but a real (weak) password in a URL: it blocks
+        ("Zq8Lm3pw", True),
+    ],
+)
+def test_url_credentials_are_template_syntax_or_masks_or_a_password(password: str, blocks: bool) -> None:
+    text = f"redis://app:{password}@cache:6379/0"
+    assert _rules(text) == ([("uri-credentials", 12)] if blocks else [])
+
+
+def test_an_at_sign_in_a_url_path_does_not_end_the_search_for_credentials() -> None:
+    """``https://example.org/users/@alice`` has ``://`` before its ``@`` but no credentials; the URI
+    with a password after it is still judged."""
+    text = "see https://example.org/users/@alice and redis://app:Zq8Lm3pw@cache/0"
+    assert _rules(text) == [("uri-credentials", text.index("Zq8Lm3pw"))]
