@@ -355,3 +355,71 @@ def test_an_at_sign_in_a_url_path_does_not_end_the_search_for_credentials() -> N
     with a password after it is still judged."""
     text = "see https://example.org/users/@alice and redis://app:Zq8Lm3pw@cache/0"
     assert _rules(text) == [("uri-credentials", text.index("Zq8Lm3pw"))]
+
+
+# --- _encoded_text: base64 of plain text is judged by what it says --------------------------------
+
+
+def _b64(text: bytes) -> str:
+    return base64.b64encode(text).decode()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"meet me at noon ok!!",  # 20 bytes: 27 base64 characters and one '=' of padding
+        b"the cat sat on a mat",
+        b"lunch at 12:30 today",
+        b"see you at 9 sharp, bring the notes",
+    ],
+)
+def test_base64_of_a_sentence_is_text_padded_or_not(text: bytes) -> None:
+    """A run that decodes to printable prose naming no credential is an encoded sentence, not a
+    secret, whether its ``=`` padding is kept, dropped, or the run is glued to a name."""
+    encoded = _b64(text)
+    for line in (f"v = {encoded}", f"v = {encoded.rstrip('=')}", f"v={encoded}"):
+        assert _rules(line) == []
+
+
+def test_a_16_character_base64_piece_is_long_enough_to_be_read_as_text() -> None:
+    """``aGVsbG8gd29ybGQh`` is 16 characters (``hello world!``): the longest piece of the run, read as
+    text, and the short piece glued to it with ``-`` is no random part."""
+    run = _b64(b"hello world!") + "-Xk9Lm3Qz"
+    assert _rules(f"x = {run}") == []
+
+
+def test_base64_text_glued_to_a_random_part_still_blocks() -> None:
+    """``<base64 text>_<random signature>``: the text does not excuse the random part beside it."""
+    run = _b64(b"hello there, see you soon").rstrip("=") + "_Zq8Lm3Xv9Rt2Wp7Ny4Kb9Qa5"
+    assert _rules(f"x = {run}") == [("high-entropy", 4)]
+
+
+def _prose_with(byte: int, count: int) -> bytes:
+    """100 bytes of prose with ``count`` of them (spread out) replaced by ``byte``."""
+    text = bytearray((b"the quick brown fox jumps over the lazy dog " * 3)[:100])
+    for i in range(count):
+        text[5 + i * 30] = byte
+    return bytes(text)
+
+
+@pytest.mark.parametrize(
+    ("byte", "count", "is_text"),
+    [
+        (0x01, 3, True),  # 97 of 100 printable: still text
+        (0x01, 4, False),  # 96: binary, judged as a random run
+        (0x7F, 4, False),  # DEL is not printable
+        (0x1F, 4, False),  # nor the last control character
+        (0x80, 4, False),
+        (0x7E, 4, True),  # '~' is
+        (0x20, 4, True),
+        (0x09, 4, True),  # tab, new line and carriage return count as text
+        (0x0A, 4, True),
+        (0x0D, 4, True),
+        (0x0B, 4, False),  # a vertical tab does not
+    ],
+)
+def test_base64_counts_as_text_when_97_percent_of_its_bytes_are_printable(
+    byte: int, count: int, is_text: bool
+) -> None:
+    run = _b64(_prose_with(byte, count))
+    assert _rules(f"x = {run}") == ([] if is_text else [("high-entropy", 4)])
