@@ -423,3 +423,26 @@ def test_base64_counts_as_text_when_97_percent_of_its_bytes_are_printable(
 ) -> None:
     run = _b64(_prose_with(byte, count))
     assert _rules(f"x = {run}") == ([] if is_text else [("high-entropy", 4)])
+
+
+# printable characters of every class, so that their base64 looks random enough to be judged at all
+MIXED = b"Zq8Lm3Xv9Rt2Wp7Ny4Kb9Qa5Hc0d!Jf6Ug1Se#Oi4Yr7Tw2Qp9Zx8Cv5Bn3Mk6Lj1Hg4Fd7Sa0Pe2Wr5Ty8Ui"
+
+
+@pytest.mark.parametrize(
+    ("text", "is_text"),
+    [
+        (b"Send the new PASSWORD (7 chars, 2 digits) to Jo & Kim by 9pm!", False),  # names a credential
+        (b"Send the new TOKEN (7 chars, 2 digits) to Jo & Kim by 9pm!", False),
+        (b"Send the new NOTE (7 chars, 2 digits) to Jo & Kim by 9pm!!", True),
+        (b"alice:" + MIXED[:73], False),  # user:password, 79 bytes without a space
+        (b"alice:" + MIXED[:74], True),  # 80 bytes: too long for a user:password pair
+        (b"alice: " + MIXED[:72], True),  # a space: prose with a colon
+        (b"Meet Jo & Kim at 9pm (room 42B), bring 3 copies!", True),
+    ],
+)
+def test_base64_text_that_names_a_credential_or_is_a_user_password_pair_still_blocks(
+    text: bytes, is_text: bool
+) -> None:
+    run = _b64(text)
+    assert _rules(f"x = {run}") == ([] if is_text else [("high-entropy", 4)])
