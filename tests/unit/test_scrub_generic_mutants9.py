@@ -446,3 +446,21 @@ def test_base64_text_that_names_a_credential_or_is_a_user_password_pair_still_bl
 ) -> None:
     run = _b64(text)
     assert _rules(f"x = {run}") == ([] if is_text else [("high-entropy", 4)])
+
+
+# --- _descriptive_name: a name of two or more words, starting with a letter -----------------------
+
+
+@pytest.mark.parametrize(
+    "name", ["averageLength", "zoneOffsetList", "AverageLength", "ZoneOffsetList", "wrongLength"]
+)
+def test_a_descriptive_name_starting_with_any_letter_excuses_a_random_run(name: str) -> None:
+    """``averageLength = ...``: two words, none naming a credential, from the first letter of the
+    alphabet to the last, in either case: the name says what the value is."""
+    assert _rules(f"{name} = {RANDOM_RUN}") == []
+
+
+@pytest.mark.parametrize("name", ["_averageLength", "1averageLength", "-zoneOffsetList", ".ZoneOffsetList"])
+def test_a_name_starting_with_no_letter_is_not_descriptive(name: str) -> None:
+    text = f"{name} = {RANDOM_RUN}"
+    assert _rules(text) == [("high-entropy", text.index(RANDOM_RUN))]
