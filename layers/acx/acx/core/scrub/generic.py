@@ -51,6 +51,9 @@ _KW_VALUE = re.compile(
 )
 BARE = re.compile(rb"^(?:key|keys|token|tokens|secret|secrets|auth|pass|pat|credentials?|creds?)$")
 _AWS_CONTEXT = re.compile(rb"aws|secret.?access|secretaccess", re.I)
+# A shell/compose parameter expansion with a default (``${NAME:-value}``, ``${NAME=value}``): the
+# expansion is template syntax, its default a literal that ships with the file.
+_SHELL_DEFAULT = re.compile(rb"\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=]([^}]*)\}?\Z")
 _URI_CRED = re.compile(
     rb"[A-Za-z][A-Za-z0-9+.-]{0,30}://([^\s/?#@:\"'<>\x00]{1,256}):([^\s/?#@\"'<>\x00]{1,256})@\Z"
 )
@@ -147,6 +150,9 @@ def check_assignment(
         return op_end
     if vm.group(3) is not None and b" " in value:
         return vstart + len(value)  # `command substitution`
+    default = _SHELL_DEFAULT.match(value)
+    if default is not None:  # ``${DB_PASSWORD:-s3cret}``: the default is a literal, judged as the value
+        value, vstart = default.group(1), vstart + default.start(1)
     if not judge.is_secret_value(value, quoted, name):
         return vstart + len(value)
     rule = "secret-assignment"
