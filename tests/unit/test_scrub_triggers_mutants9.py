@@ -1,0 +1,154 @@
+"""How each rule's triggers are derived (``triggers._literal_prefix``, ``triggers_for``,
+``all_triggers``), pinned by the rules the module docstring states, on synthetic rules:
+
+- a pattern's literal prefix: the characters it starts with, an escaped punctuation character being
+  itself, up to the first metacharacter; a character made optional or repeated (``?``, ``*``, ``{``)
+  is not part of it (``+`` keeps it: it occurs at least once);
+- a keyword rule is announced by its own keywords, lowered, matched in any case, 3 characters or
+  more (shorter ones such as intra42's ``42`` are inside too many words to be candidates);
+- a rule named in ``_EXPLICIT`` by exactly the triggers listed there; a literal one lowered and
+  matched in any case, a regex one as written;
+- any other rule by its literal prefix, after the ``(?:^|[^0-9A-Za-z_+])(`` head, in any case when the
+  body starts ``(?i:``; fewer than 3 literal characters is an error naming the rule, and a trigger
+  shorter than 2 characters is refused whatever its source.
+
+Also the one trigger-table family a differential cannot show: a literal trigger is matched in any
+case, so a text full of it in a case the rule itself never matches still draws on the scan budget.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from acx.core.scrub import scan_text, triggers
+from acx.core.scrub.rules import RULES, Rule
+from acx.core.scrub.triggers import Trigger, _literal_prefix, all_triggers, triggers_for
+
+HEAD = "(?:^|[^0-9A-Za-z_+])("
+
+
+@pytest.mark.parametrize(
+    ("body", "prefix"),
+    [
+        ("abc", "abc"),
+        ("abcd[0-9]{4}", "abcd"),
+        ("ab\\.cd[0-9]", "ab.cd"),
+        ("\\.ab", ".ab"),
+        ("ab\\-c", "ab-c"),
+        ("ab\\d{4}", "ab"),  # \d is a class, not a character
+        ("abc\\", "abc"),
+        ("\\", ""),
+        ("abc?", "ab"),
+        ("abc*", "ab"),
+        ("abc{2}", "ab"),
+        ("abc+d", "abc"),
+        ("a\\.?b", "a"),
+        ("a\\.*", "a"),
+        ("a\\.{3}", "a"),
+        ("ab\\.\\.cd", "ab..cd"),
+        ("ab(c)", "ab"),
+        ("ab[c]", "ab"),
+        ("ab|cd", "ab"),
+        ("ab.c", "ab"),
+        ("ab^", "ab"),
+        ("ab$", "ab"),
+        ("?abc", ""),
+        ("", ""),
+        ("x", "x"),
+        ("xy", "xy"),
+    ],
+)
+def test_the_literal_prefix_of_a_pattern(body: str, prefix: str) -> None:
+    assert _literal_prefix(body) == prefix
+
+
+def _rule(pattern: str, keyword: bool = False, rule_id: str = "synthetic-rule") -> Rule:
+    return Rule(rule_id, pattern, keyword=keyword)
+
+
+def test_a_keyword_rule_is_announced_by_its_keywords_of_three_characters_or_more() -> None:
+    rule = _rule("(?i)(Acme|Widget_Co|ab|x.yz|abc|ACME)[ =]+([0-9a-z]{32})", keyword=True)
+    assert triggers_for(rule) == [Trigger("acme", True), Trigger("widget_co", True), Trigger("abc", True)]
+
+
+def test_every_keyword_rule_of_the_table_has_its_keywords_as_triggers() -> None:
+    for rule in RULES:
+        if rule.keyword:
+            found = triggers_for(rule)
+            assert found, rule.id
+            assert all(t.ci and not t.regex and len(t.text) >= 3 and t.text == t.text.lower() for t in found)
+            assert all(t.text in rule.pattern.lower() for t in found), rule.id
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        (HEAD + "acme_[0-9]{20})", [Trigger("acme_", False)]),
+        (HEAD + "(?i:AcMe_)[0-9]{20})", [Trigger("acme_", True)]),
+        ("(?i:AcMe_)[0-9]{20}", [Trigger("acme_", True)]),
+        ("ACME-[0-9]{20}", [Trigger("ACME-", False)]),
+        (HEAD + "abc[0-9]{20})", [Trigger("abc", False)]),
+    ],
+)
+def test_a_rule_without_keywords_is_announced_by_its_literal_prefix(pattern: str, expected: list) -> None:
+    assert triggers_for(_rule(pattern)) == expected
+
+
+@pytest.mark.parametrize("pattern", [HEAD + "ab[0-9]{20})", "[a-z]{20}", HEAD + "(?i:ab)[0-9]{20})", "abc?d"])
+def test_a_rule_with_fewer_than_three_literal_characters_needs_an_explicit_trigger(pattern: str) -> None:
+    with pytest.raises(ValueError, match="synthetic-rule needs an explicit trigger"):
+        triggers_for(_rule(pattern))
+
+
+def test_an_explicit_rule_gets_exactly_its_listed_triggers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(triggers._EXPLICIT, "synthetic-rule", (("AcMe", False, 7), ("Ac[0-9]{4}", True, 2)))
+    assert triggers_for(_rule("[a-z]{20}")) == [
+        Trigger("acme", True, False, 7),
+        Trigger("Ac[0-9]{4}", False, True, 2),
+    ]
+
+
+def test_an_explicit_keyword_rule_keeps_its_own_keywords(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(triggers._EXPLICIT, "synthetic-rule", (("other", False, 1),))
+    assert triggers_for(_rule("(?i)(acme)[ =]+([0-9a-z]{32})", keyword=True)) == [Trigger("acme", True)]
+
+
+@pytest.mark.parametrize(("text", "ok"), [("x", False), ("", False), ("xy", True)])
+def test_a_trigger_shorter_than_two_characters_is_refused(
+    monkeypatch: pytest.MonkeyPatch, text: str, ok: bool
+) -> None:
+    monkeypatch.setattr(
+        triggers, "RULES", (_rule("[a-z]{20}"), _rule(HEAD + "acme_[0-9]{20})", rule_id="other"))
+    )
+    monkeypatch.setitem(triggers._EXPLICIT, "synthetic-rule", ((text, False, 1),))
+    if ok:
+        assert all_triggers() == [(Trigger(text, True, False, 1), (0,)), (Trigger("acme_", False), (1,))]
+    else:
+        with pytest.raises(ValueError, match=r"synthetic-rule: trigger .* too short"):
+            all_triggers()
+
+
+def test_rules_sharing_a_trigger_are_listed_behind_one_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = (
+        _rule(HEAD + "acme_[0-9]{20})", rule_id="a"),
+        _rule("x"),
+        _rule(HEAD + "acme_[a-z]{20})", rule_id="b"),
+    )
+    monkeypatch.setattr(triggers, "RULES", rules)
+    monkeypatch.setitem(triggers._EXPLICIT, "synthetic-rule", (("acme_", False, 2), ("zed", False, 2)))
+    assert all_triggers() == [
+        (Trigger("acme_", False), (0, 2)),
+        (Trigger("acme_", True), (1,)),
+        (Trigger("zed", True), (1,)),
+    ]
+
+
+def test_a_trigger_defaults_to_a_literal_two_bytes_before_its_rules() -> None:
+    assert Trigger("abc", True) == Trigger("abc", True, False, 2)
+    with pytest.raises(AttributeError):
+        Trigger("abc", True).text = "x"  # type: ignore[misc]
+
+
+def test_a_short_keyword_is_no_candidate() -> None:
+    """intra42's ``42`` is too short to be a trigger: a text full of it costs nothing (clean)."""
+    assert [f.rule for f in scan_text("42 " * 3000)] == []
