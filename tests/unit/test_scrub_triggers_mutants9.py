@@ -152,3 +152,35 @@ def test_a_trigger_defaults_to_a_literal_two_bytes_before_its_rules() -> None:
 def test_a_short_keyword_is_no_candidate() -> None:
     """intra42's ``42`` is too short to be a trigger: a text full of it costs nothing (clean)."""
     assert [f.rule for f in scan_text("42 " * 3000)] == []
+
+
+SENTRY_KEY = "3f2a9c1be4d7085a6c9e1f3b2d4a7c8e"
+
+
+@pytest.mark.parametrize("host_end", ["sentry.io", "ingest"])
+@pytest.mark.parametrize("gap", [121, 200, 293, 294])
+def test_a_sentry_dsn_with_a_long_host_is_named(host_end: str, gap: int) -> None:
+    """A DSN whose ``https://`` begins more than 120 bytes before the end of its host (a host longer
+    than 79 bytes) passed clean: the trigger window reached 120 bytes back. It now reaches the longest
+    DSN the rule matches: the key, ``@`` and a 253-byte host (the longest DNS name) before the end."""
+    head = f"https://{SENTRY_KEY}@"
+    text = f"x {head}o{'4' * (gap - len(head) - 2)}.{host_end}/123 y"
+    assert text.index(host_end) - text.index("https") == gap
+    assert [(f.rule, f.offset) for f in scan_text(text)] == [("sentry-dsn", 10)]
+
+
+TEAMS_PATH = (
+    "/webhookb2/3f2a9c1b-e4d7-085a-6c9e-1f3b2d4a7c8e@1f3b2d4a-7c8e-3f2a-9c1b-e4d7085a6c9e"
+    f"/IncomingWebhook/{SENTRY_KEY}/9c1be4d7-085a-6c9e-1f3b-2d4a7c8e3f2a"
+)
+
+
+@pytest.mark.parametrize("scheme", ["https:", "http:", ""])
+@pytest.mark.parametrize("label", [1, 40, 62, 63])
+def test_a_teams_webhook_is_named_with_any_tenant_label(scheme: str, label: int) -> None:
+    """A tenant subdomain is one DNS label, 63 bytes at most: with the longest one the URL's ``//``
+    begins 65 bytes before ``.webhook.office.com``, and it is named, with a scheme or without."""
+    text = f"x {scheme}//{'a' * label}.webhook.office.com{TEAMS_PATH} y"
+    assert [(f.rule, f.offset) for f in scan_text(text)] == [
+        ("microsoft-teams-webhook", text.index("/webhookb2/") + 11)
+    ]
