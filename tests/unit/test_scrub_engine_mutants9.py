@@ -270,6 +270,27 @@ def test_an_end_line_counts_only_within_400_bytes_of_the_header(gap: int, named:
     assert (("private-key", 0) in _rules_at(text)) is named
 
 
+# --- the scan budget: 512 + len // 256 steps (engine docstring) -----------------------------------
+
+
+@pytest.mark.parametrize(("pad", "refused"), [(250, False), (249, True), (0, True)])
+def test_the_budget_is_512_plus_one_step_per_256_bytes(pad: int, refused: bool) -> None:
+    """Each ``Q~`` (the Azure AD client-secret trigger) is one candidate and runs its one rule: two
+    steps. 258 of them are 516 steps: a buffer of 1,024 bytes (a budget of 512 + 4) holds them and is
+    judged (clean), one of 1,023 bytes (512 + 3) is refused whole."""
+    text = "Q~ " * 258 + " " * pad
+    assert ([f.rule for f in scan_text(text)] == ["scan-budget"]) is refused
+    assert [f.rule for f in scan_text("Q~ " * 257)] == []
+
+
+def test_a_trigger_one_byte_into_another_is_a_candidate_of_its_own() -> None:
+    """``bintray`` (a JFrog keyword) holds ``intra`` (intra42's) one byte in: each word is two
+    candidates, and 100 of them spend the budget that 100 ``jfrog`` words of the same length (one
+    candidate each, the same rules) do not."""
+    assert [f.rule for f in scan_text("bintray " * 100)] == ["scan-budget"]
+    assert [f.rule for f in scan_text("jfrog   " * 100)] == []
+
+
 # --- the differential: prefiltered against unfiltered (slowest, last) -----------------------------
 
 
