@@ -98,7 +98,7 @@ def test_the_byte_before_a_keyword_decides_its_start_edge(first: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "keyword", [b"keY", b"KEY", b"kEY", b"Key", b"key", b"ke@", b"ke[", b"KE`", b"ke{", b"k"]
+    "keyword", [b"keY", b"keA", b"keZ", b"KEY", b"kEY", b"Key", b"key", b"ke@", b"ke[", b"KE`", b"ke{", b"k"]
 )
 def test_the_byte_after_a_keyword_decides_its_end_edge(keyword: bytes) -> None:
     for nxt in _ALL:
