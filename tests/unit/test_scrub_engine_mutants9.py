@@ -25,9 +25,11 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from acx.core.scrub import engine, scan_text
-from acx.core.scrub.engine import _check_value, _keyword_at_word_edge, compiled
+from acx.core.scrub import engine, generic, scan_text
+from acx.core.scrub.engine import BLOCK, WARN, _check_value, _keyword_at_word_edge, compiled
 from acx.core.scrub.rules import RULES
 from tests.unit.test_scrub_triggers_mutants7 import cases
 
@@ -289,6 +291,83 @@ def test_a_trigger_one_byte_into_another_is_a_candidate_of_its_own() -> None:
     candidate each, the same rules) do not."""
     assert [f.rule for f in scan_text("bintray " * 100)] == ["scan-budget"]
     assert [f.rule for f in scan_text("jfrog   " * 100)] == []
+
+
+@pytest.mark.parametrize(("pad", "left"), [(250, 0), (249, -1)])
+def test_the_generic_passes_run_while_the_budget_is_not_exceeded(
+    monkeypatch: pytest.MonkeyPatch, pad: int, left: int
+) -> None:
+    """The budget is exceeded when it is below zero: spent exactly (the 258 ``Q~`` above in 1,024
+    bytes leave 0), the URI, assignment and random-run passes still run, each seeing what is left;
+    one step over (1,023 bytes), none of them runs and the buffer is refused."""
+    seen: list[tuple[str, int]] = []
+    for name in ("scan_uris", "scan_assignments", "scan_runs"):
+        real = getattr(generic, name)
+
+        def record(*args: object, _name: str = name, _real: object = real) -> object:
+            seen.append((_name, args[-1][0]))  # type: ignore[index]
+            return _real(*args)  # type: ignore[operator]
+
+        monkeypatch.setattr(generic, name, record)
+    found = [f.rule for f in scan_text("Q~ " * 258 + " " * pad)]
+    if left == 0:
+        assert seen == [("scan_uris", 0), ("scan_assignments", 0), ("scan_runs", 0)]
+        assert found == []
+    else:
+        assert seen == []
+        assert found == ["scan-budget"]
+
+
+# --- one finding per secret (engine._dedupe) ---------------------------------------------------
+
+_NAMES = ["github-pat", "jwt", "secret-assignment", "high-entropy", "aws-secret-access-key", "home-path"]
+_NAMES += ["connection-string-password", "uri-credentials"]
+_SPANS = st.lists(
+    st.tuples(
+        st.sampled_from(_NAMES),
+        st.integers(0, 20000),
+        st.integers(1, 6000),
+        st.sampled_from([BLOCK, WARN]),
+    ).map(lambda t: (t[0], t[1], t[1] + t[2], t[3])),
+    max_size=12,
+)
+
+
+def _one_per_secret(spans: list) -> list:
+    """In offset order (then rule), each (rule, offset) once; a generic finding dropped where a
+    specific block finding (any rule not generic) overlaps it; high-entropy dropped on an AWS secret."""
+    out, seen = [], set()
+    blocks = [(s, e) for rule, s, e, sev in spans if sev == BLOCK and rule not in engine._GENERIC]
+    aws = [(s, e) for rule, s, e, _ in spans if rule == "aws-secret-access-key"]
+    for rule, s, e, sev in sorted(spans, key=lambda sp: (sp[1], sp[0])):
+        if (rule, s) in seen:
+            continue
+        if rule in engine._GENERIC and any(bs < e and be > s for bs, be in blocks):
+            continue
+        if rule == "high-entropy" and any(a < e and b > s for a, b in aws):
+            continue
+        seen.add((rule, s))
+        out.append((rule, s, e, sev))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(spans=_SPANS)
+def test_findings_are_one_per_secret_in_offset_order(spans: list) -> None:
+    assert engine._dedupe(list(spans)) == _one_per_secret(spans)
+
+
+def test_a_generic_hit_inside_a_long_specific_one_is_dropped_past_a_shorter_one() -> None:
+    """The look back walks every specific span that starts before the hit (up to 8 KiB back), not
+    only the nearest one: a short span in between does not hide the long one covering the hit."""
+    spans = [("private-key", 0, 5000, BLOCK), ("jwt", 100, 200, BLOCK), ("high-entropy", 4000, 4100, BLOCK)]
+    assert [sp[0] for sp in engine._dedupe(list(spans))] == ["private-key", "jwt"]
+    touching = [
+        ("jwt", 100, 200, BLOCK),
+        ("high-entropy", 200, 300, BLOCK),
+        ("secret-assignment", 50, 100, BLOCK),
+    ]
+    assert engine._dedupe(list(touching)) == sorted(touching, key=lambda sp: sp[1])
 
 
 # --- the differential: prefiltered against unfiltered (slowest, last) -----------------------------
