@@ -184,3 +184,82 @@ def test_a_number_given_as_a_document_is_scanned_as_its_text() -> None:
     assert [f.rule for f in scan_any(10**40).findings] == []
     report = scan_any(True)
     assert report.to_dict() == {"blocked": False, "findings": [], "warnings": []}
+
+
+# --- where a finding is reported: location and JSON path -----------------------------------------
+
+
+def _at(record: dict) -> list[tuple[str, str, str, int]]:
+    return [(f.rule, f.location, f.path, f.offset) for f in scan_record(record)]
+
+
+def test_paths_name_keys_as_identifiers_or_quoted_and_list_items_by_index() -> None:
+    record = {"id": "r1", "a": {"b c": ["x", {"ключ": SECRET}], "ok_key": SECRET}}
+    assert _at(record) == [
+        ("github-pat", "record:r1", '$.a["b c"][1]["\\u043a\\u043b\\u044e\\u0447"]', 2),
+        ("github-pat", "record:r1", "$.a.ok_key", 2),
+    ]
+
+
+def test_a_key_that_is_a_secret_is_named_by_its_position_and_so_is_what_is_under_it() -> None:
+    assert _at({"id": "r1", GITHUB_PAT: "v"}) == [("github-pat", "record:r1", "$.<key#1>", 0)]
+    assert _at({"id": "r1", GITHUB_PAT: {"x": SECRET}}) == [
+        ("github-pat", "record:r1", "$.<key#1>", 0),
+        ("github-pat", "record:r1", "$.<key#1>.x", 2),
+    ]
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"id": GITHUB_PAT, "t": "x"},
+        {"a": "x", "id": GITHUB_PAT},
+        {"a": "x", "b": {"c": "d", "e": ["f", "g"]}, "id": GITHUB_PAT},
+    ],
+)
+def test_a_record_whose_id_is_a_secret_is_named_by_its_index(record: dict) -> None:
+    """The id names the place, so when the id itself matched the record is ``records[i]``, wherever
+    the id key stands among the record's keys."""
+    assert ("github-pat", "records[0]", "$.id", 0) in _at(record)
+    assert all(loc == "records[0]" for _, loc, _, _ in _at(record))
+
+
+def test_only_a_record_whose_own_id_matched_is_named_by_its_index() -> None:
+    """A number id names the record; a secret elsewhere in the batch (even the batch's first string,
+    or a record's second) never makes another record lose its name; a boolean is no id."""
+    report = scan_bundle([{GITHUB_PAT: "v"}, {"id": 7, "t": SECRET}, {"id": 8, GITHUB_PAT: "v"}])
+    assert [(f.location, f.path) for f in report.findings] == [
+        ("records[0]", "$.<key#0>"),
+        ("record:7", "$.t"),
+        ("record:8", "$.<key#1>"),
+    ]
+    assert _at({"id": True, "t": SECRET}) == [("github-pat", "records[0]", "$.t", 2)]
+    bundle = scan_bundle([{"id": "a"}], first_index=10, other={"id": "b", "t": SECRET})
+    assert [(f.location, f.path) for f in bundle.findings] == [("bundle", "$.t")]
+    numbered = scan_bundle([{"id": "a"}, {"x": SECRET}, {"y": SECRET}], first_index=10)
+    assert [f.location for f in numbered.findings] == ["records[11]", "records[12]"]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "found"),
+    [
+        ("db_password", "Xk9mQ2vL7pRt4Wz", True),
+        ("db_password", "Xk9m", True),
+        ("db_password", "Xk9", False),  # too short to judge
+        ("token", "Xk9mQ2vL7pRt4Wz", False),  # a bare name needs a value shaped like a credential
+        ("token", "Xk9mQ2vL7pRt4Wz8", True),
+        (" Token ", "Xk9mQ2vL7pRt4Wz", False),
+        ("db_password", "${DB_PASSWORD}", False),
+        ("colour", "Xk9mQ2vL7pRt4Wz8", False),
+    ],
+)
+def test_a_secret_like_key_with_a_literal_secret_is_reported_at_the_key(
+    key: str, value: str, found: bool
+) -> None:
+    expected = [("secret-assignment", "record:r1", f"$[{json.dumps(key)}]" if " " in key else f"$.{key}", 0)]
+    assert (_at({"id": "r1", key: value}) == expected) is found
+
+
+def test_a_text_under_two_bytes_holds_nothing_to_report() -> None:
+    assert scan_text("a", forbidden=["a"]) == []
+    assert [(f.rule, f.offset) for f in scan_text("ab", forbidden=["AB"])] == [("forbidden-literal", 0)]
