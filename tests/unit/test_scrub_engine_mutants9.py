@@ -153,6 +153,7 @@ def _github(body30: str) -> str:
 
 
 RANDOM36 = "Zq8Lm3Xv9Rt2Wp7Ny4Kb9Rt2Wp7Qa5Hc0d12"  # no valid checksum
+GITHUB_TOKEN = f"ghp_{RANDOM36}"
 
 
 def _rules_at(text: str) -> set[tuple[str, int]]:
@@ -316,6 +317,19 @@ def test_the_generic_passes_run_while_the_budget_is_not_exceeded(
     else:
         assert seen == []
         assert found == ["scan-budget"]
+
+
+@pytest.mark.parametrize(("pad", "named"), [(465, False), (466, True)])
+def test_each_hit_is_judged_while_the_budget_is_not_exceeded(pad: int, named: bool) -> None:
+    """The budget is checked after each hit's rules ran: 258 ``Q~`` (two steps each, after the
+    prefilter's 259 candidates) then a GitHub token. In 1,280 bytes (a budget of 517) the Q~ leave it
+    spent exactly and the token is still judged and named; in 1,279 bytes (516) they exceed it and
+    no later hit is judged. Both are refused."""
+    text = "Q~ " * 258 + " " * pad + GITHUB_TOKEN
+    found = [(f.rule, f.offset) for f in scan_text(text)]
+    assert (
+        found == [("scan-budget", 0), ("github-pat", text.index("ghp_"))] if named else [("scan-budget", 0)]
+    )
 
 
 # --- one finding per secret (engine._dedupe) ---------------------------------------------------
