@@ -288,10 +288,10 @@ def test_the_budget_is_512_plus_one_step_per_256_bytes(pad: int, refused: bool) 
 
 def test_a_trigger_one_byte_into_another_is_a_candidate_of_its_own() -> None:
     """``bintray`` (a JFrog keyword) holds ``intra`` (intra42's) one byte in: each word is two
-    candidates, and 100 of them spend the budget that 100 ``jfrog`` words of the same length (one
+    candidates, and 120 of them spend the budget that 120 ``jfrog`` words of the same length (one
     candidate each, the same rules) do not."""
-    assert [f.rule for f in scan_text("bintray " * 100)] == ["scan-budget"]
-    assert [f.rule for f in scan_text("jfrog   " * 100)] == []
+    assert [f.rule for f in scan_text("bintray " * 120)] == ["scan-budget"]
+    assert [f.rule for f in scan_text("jfrog   " * 120)] == []
 
 
 @pytest.mark.parametrize(("pad", "left"), [(250, 0), (249, -1)])

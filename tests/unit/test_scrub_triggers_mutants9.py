@@ -184,3 +184,25 @@ def test_a_teams_webhook_is_named_with_any_tenant_label(scheme: str, label: int)
     assert [(f.rule, f.offset) for f in scan_text(text)] == [
         ("microsoft-teams-webhook", text.index("/webhookb2/") + 11)
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "count"),
+    [
+        ("launchdarkly", 200),
+        ("sonar", 200),
+        ("vault", 200),
+        ("pinecone", 200),
+        ("yandex", 200),
+        ("vercel", 200),
+        ("intra", 200),
+        ("honeycomb", 115),
+        ("twitter", 80),
+    ],
+)
+def test_a_provider_name_costs_only_its_keyword_rules(name: str, count: int) -> None:
+    """A provider's name announces its keyword rules, which is all it can start: its token rules
+    begin at their own prefix (``api-``, ``sq?_``, ``hvs.``, ``pcsk_``...). The name was also a
+    trigger of those token rules, so each mention cost twice and a clean text naming the provider
+    a couple of hundred times was refused as ``scan-budget``."""
+    assert [f.rule for f in scan_text(f"{name} " * count)] == []
