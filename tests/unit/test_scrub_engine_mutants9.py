@@ -21,6 +21,7 @@ import functools
 import hashlib
 import json
 import random
+import re
 import zlib
 from pathlib import Path
 
@@ -271,6 +272,26 @@ def test_an_end_line_counts_only_within_400_bytes_of_the_header(gap: int, named:
     text = f"{HEADER}{filler}-----END CERTIFICATE-----\n"
     assert text.index("-----END") - len(HEADER) == gap
     assert (("private-key", 0) in _rules_at(text)) is named
+
+
+# --- offsets of a normalised (non-ASCII) buffer map back to its own bytes (engine.scan_bytes) ------
+
+
+@pytest.mark.parametrize("template", ["é x {} ü", "é {}", "ü{}é", "{} — done"])
+def test_a_finding_in_a_non_ascii_buffer_spans_the_secret_in_the_original_bytes(template: str) -> None:
+    """A buffer that is not ASCII is normalised before the scan: each span is mapped back, start and
+    end, to the original bytes (the end of the buffer when the secret ends it)."""
+    buf = template.format(GITHUB_TOKEN).encode()
+    start = buf.index(b"ghp_")
+    assert engine.scan_bytes(buf) == [("github-pat", start, start + len(GITHUB_TOKEN), BLOCK)]
+
+
+def test_a_finding_inside_one_expanded_character_is_at_least_that_characters_first_byte() -> None:
+    """NFKC expands the ligature ``ﬁ`` (3 bytes) into ``fi``: a match of ``f`` maps back into that one
+    character and is reported as a span of at least one byte starting at it."""
+    buf = "aa ﬁ bb".encode()
+    assert engine.scan_bytes(buf, re.compile(b"f")) == [("forbidden-literal", 3, 4, BLOCK)]
+    assert engine.scan_bytes(buf, re.compile(b"fi")) == [("forbidden-literal", 3, 6, BLOCK)]
 
 
 # --- the scan budget: 512 + len // 256 steps (engine docstring) -----------------------------------
