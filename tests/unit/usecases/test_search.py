@@ -72,6 +72,30 @@ def test_each_ingest_adds_a_segment_and_compaction_merges_them(deps) -> None:
     assert ids(deps, "database bloat vacuum")[0] == "db"
 
 
+def test_a_large_batch_is_indexed_in_slices_listed_in_one_manifest_update(deps, monkeypatch) -> None:
+    # The hook builds SEGMENT_DOCS records at a time (ingest's peak memory), and the slices appear
+    # together: one manifest write, every record of the batch findable, each slice counted.
+    monkeypatch.setattr(search, "SEGMENT_DOCS", 2)
+    store = deps.search_index()
+    writes: list[int] = []
+    real = store.put_manifest
+    monkeypatch.setattr(
+        store, "put_manifest", lambda t, p, m: (writes.append(len(m.segments)), real(t, p, m))[1]
+    )
+    batch = [
+        memory(f"m{i}", title=f"Topic {w} notes", summary=f"All about {w}")
+        for i, w in enumerate(["zeppelins", "quasars", "marmots", "fjords", "glaciers"])
+    ]
+    put(deps, *batch)
+    manifest = store.manifest("t1", "notes")
+    assert writes == [1 + 3]  # the first ingest's segment, then this batch's three slices at once
+    assert manifest.docs[1:] == [2, 2, 1]
+    for i, w in enumerate(["zeppelins", "quasars", "marmots", "fjords", "glaciers"]):
+        assert ids(deps, w)[0] == f"m{i}"
+    assert search.compact(deps, "t1", "notes") == {"segments": 4, "compacted": 1}
+    assert ids(deps, "marmots")[0] == "m2" and ids(deps, "backoff")[0] == "retry"
+
+
 def test_a_missing_index_is_rebuilt_from_the_log_and_an_unknown_package_is_404(deps) -> None:
     search.SearchIndexer(deps).drop_index("t1", "notes")
     assert not any(k.startswith("indexes/") for k in deps.data.objects)

@@ -17,9 +17,6 @@ import binascii
 import hashlib
 from dataclasses import dataclass
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
 from acx.core.signing import Signer, raw_ed25519
 
 ALG_ED25519 = 0x01
@@ -163,6 +160,9 @@ def parse_verifier_key(vkey: str) -> tuple[str, bytes, bytes]:
 
 def verify_checkpoint(text: str, vkey: str) -> Checkpoint:
     """Parse ``text`` and require a valid signature by ``vkey``; raise :class:`CheckpointError` otherwise."""
+    from cryptography.exceptions import InvalidSignature  # lazy: see acx.core.signing
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     name, kid, pub = parse_verifier_key(vkey)
     body, sigs = _split_note(text)
     cp = parse_checkpoint(text)

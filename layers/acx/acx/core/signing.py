@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+# cryptography is imported by the functions that use it, not here: a search imports this module (the
+# log store's checkpoints) and never signs or verifies, and serialization + ec + ed25519 cost ~30 ms
+# of CPU at a cold start (bench/search.py cold row).
 
 Algorithm = Literal["ed25519", "ecdsa-p256"]
 
@@ -38,6 +41,8 @@ def keyid_for(algorithm: Algorithm, spki_der: bytes) -> str:
 
 
 def spki_pem(spki_der: bytes) -> str:
+    from cryptography.hazmat.primitives import serialization
+
     key = serialization.load_der_public_key(spki_der)
     return key.public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
@@ -46,6 +51,9 @@ def spki_pem(spki_der: bytes) -> str:
 
 def raw_ed25519(spki_der: bytes) -> bytes:
     """The 32 raw public key bytes of an Ed25519 SPKI (for signed-note verifier keys)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
     key = serialization.load_der_public_key(spki_der)
     if not isinstance(key, ed25519.Ed25519PublicKey):
         raise ValueError("not an Ed25519 public key")
@@ -69,16 +77,23 @@ class PublicKey:
 
     @classmethod
     def from_pem(cls, pem: str | bytes) -> PublicKey:
+        from cryptography.hazmat.primitives import serialization
+
         data = pem.encode("ascii") if isinstance(pem, str) else pem
         key = serialization.load_pem_public_key(data)
         return cls._from_key(key)
 
     @classmethod
     def from_der(cls, der: bytes) -> PublicKey:
+        from cryptography.hazmat.primitives import serialization
+
         return cls._from_key(serialization.load_der_public_key(der))
 
     @classmethod
     def _from_key(cls, key: object) -> PublicKey:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+
         if isinstance(key, ed25519.Ed25519PublicKey):
             alg: Algorithm = "ed25519"
         elif isinstance(key, ec.EllipticCurvePublicKey) and key.curve.name == "secp256r1":
@@ -92,6 +107,10 @@ class PublicKey:
 
     def verify(self, signature: bytes, message: bytes) -> bool:
         """True when ``signature`` is valid over ``message``; never raises on a bad signature."""
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+
         key = serialization.load_der_public_key(self.spki_der)
         try:
             if isinstance(key, ed25519.Ed25519PublicKey):
@@ -111,9 +130,13 @@ class LocalEd25519Signer:
     algorithm: Algorithm = "ed25519"
 
     def __init__(self, private_key: ed25519.Ed25519PrivateKey | None = None) -> None:
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+
         self._key = private_key or ed25519.Ed25519PrivateKey.generate()
 
     def public_key_der(self) -> bytes:
+        from cryptography.hazmat.primitives import serialization
+
         return self._key.public_key().public_bytes(
             serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
         )

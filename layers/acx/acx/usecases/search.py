@@ -45,6 +45,11 @@ DEFAULT_K = 10
 MAX_TAG_CHARS = 128
 COMPACT_AT = 8  # segments: the scheduled run compacts a package's index beyond this
 COMPACT_NOW_AT = 64  # segments: an ingest compacts inline beyond this (the schedule fell behind)
+# Docs per segment an ingest writes: a batch's index is built this many records at a time, so the hook
+# holds one slice's tokens and vectors, not the whole upload's (a 100k-record upload built as one
+# segment took ingest's peak RSS from ~750 MiB to 1,413 MiB). The slices are listed in one manifest
+# update (all or none) and the scheduled compaction joins them.
+SEGMENT_DOCS = 10_000
 CACHE_DOCS = 400_000  # docs kept in the warm function's memory (~1 KB each), across packages (LRU)
 REBUILD_PAGE = 1000
 MAX_RETRIES = 8
@@ -316,7 +321,8 @@ class SearchIndexer:
         *,
         new_package: bool,
     ) -> None:
-        """Add one segment for a committed batch (its survivors; ids folded into them are hidden)."""
+        """Add a committed batch's segments, one per ``SEGMENT_DOCS`` of its survivors, in one manifest
+        update (ids folded into the survivors are hidden)."""
         from acx.adapters.search_index import Manifest, ManifestConflict
         from acx.core.search import to_docs
         from acx.core.search.segment import Segment
@@ -324,21 +330,22 @@ class SearchIndexer:
         store = self.deps.search_index()
         engine = engine_for(self.deps)
         retired = {rid: survivor for survivor, ids in absorbed.items() for rid in ids}
-        seg_key = None
-        if records:
-            segment = Segment.build(engine.id, engine.dim, to_docs(records, engine))
-            seg_key = store.put_segment(tenant, package, segment.to_bytes())
+        added: list[tuple[str, int]] = []  # (segment key, docs), one per slice of the batch
+        for start in range(0, len(records), SEGMENT_DOCS):  # a failure: ingest drops the whole index
+            part = records[start : start + SEGMENT_DOCS]
+            segment = Segment.build(engine.id, engine.dim, to_docs(part, engine)).to_bytes()
+            added.append((store.put_segment(tenant, package, segment), len(part)))
         for _ in range(MAX_RETRIES):
             manifest = store.manifest(tenant, package)
             if manifest is None:
                 if not new_package:
-                    return _discard(store, seg_key)  # older records unindexed: the next search rebuilds
+                    return _discard(store, added)  # older records unindexed: the next search rebuilds
                 manifest = Manifest(engine.id, engine.dim)
             if manifest.engine != engine.id or manifest.dim != engine.dim:
-                return _discard(store, seg_key)  # the next search rebuilds with the configured engine
-            if seg_key is not None:
+                return _discard(store, added)  # the next search rebuilds with the configured engine
+            for seg_key, docs in added:
                 manifest.segments.append(seg_key)
-                manifest.docs.append(len(records))
+                manifest.docs.append(docs)
             if retired:
                 manifest.deleted = sorted(set(manifest.deleted) | set(retired))
                 manifest.retired_into.update(retired)
@@ -351,7 +358,7 @@ class SearchIndexer:
             if len(manifest.segments) > COMPACT_NOW_AT:
                 compact(self.deps, tenant, package)
             return None
-        _discard(store, seg_key)
+        _discard(store, added)
         self.drop_index(tenant, package)  # contention: drop it; the next search rebuilds from the log
         return None
 
@@ -461,8 +468,8 @@ class SearchIndexer:
         CACHE.drop((tenant, package))
 
 
-def _discard(store: SearchIndexStore, seg_key: str | None) -> None:
-    if seg_key is not None:
+def _discard(store: SearchIndexStore, added: list[tuple[str, int]]) -> None:
+    for seg_key, _ in added:
         store.purge(seg_key)
 
 
