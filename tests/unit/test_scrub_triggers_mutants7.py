@@ -267,10 +267,10 @@ TEAMS_PATH = (
 )
 
 
-@pytest.mark.parametrize("gap", [69, 70])
-def test_a_teams_webhook_is_named_up_to_70_bytes_before_its_host_name(gap: int) -> None:
+@pytest.mark.parametrize("gap", [64, 65])
+def test_a_teams_webhook_is_named_up_to_65_bytes_before_its_host_name(gap: int) -> None:
     """A Microsoft Teams webhook URL is announced by ``.webhook.office.com``: one whose ``//`` begins
-    70 bytes before it (a long tenant subdomain) is named."""
+    65 bytes before it (the longest tenant subdomain a DNS label allows, 63 bytes) is named."""
     text = f"x https://{'a' * (gap - 2)}.webhook.office.com{TEAMS_PATH} y"
     assert text.index(".webhook") - text.index("//") == gap
     assert _named(text) == [("microsoft-teams-webhook", text.index("/webhookb2/") + 11)]

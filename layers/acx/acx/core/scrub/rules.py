@@ -317,7 +317,8 @@ RULES: tuple[Rule, ...] = (
         end=False,
     ),
     K("sentry-access-token", "sentry", "[a-f0-9]{64}"),
-    R("sentry-dsn", r"https?://([a-f0-9]{32})@[a-z0-9.\-]*(?:sentry\.io|ingest)"),
+    # The host is bounded (a DNS name is at most 253 bytes) so the trigger window reaches every match.
+    R("sentry-dsn", r"https?://([a-f0-9]{32})@[a-z0-9.\-]{0,253}(?:sentry\.io|ingest)"),
     P("dynatrace-api-token", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}"),
     K("sumologic-access-id", "sumo", "su[a-zA-Z0-9]{12}"),
     K("sumologic-access-token", "sumo", AN + "{64}"),
@@ -364,11 +365,11 @@ RULES: tuple[Rule, ...] = (
     ),
     R(
         "microsoft-teams-webhook",
-        r"https?://[a-z0-9\-]+\.webhook\.office\.com/webhookb2/([a-z0-9]{8}-(?:[a-z0-9]{4}-){3}[a-z0-9]{12}@[a-z0-9\-]{36}/IncomingWebhook/[a-z0-9]{32}/[a-z0-9\-]{36})",
+        r"https?://[a-z0-9\-]{1,63}\.webhook\.office\.com/webhookb2/([a-z0-9]{8}-(?:[a-z0-9]{4}-){3}[a-z0-9]{12}@[a-z0-9\-]{36}/IncomingWebhook/[a-z0-9]{32}/[a-z0-9\-]{36})",
     ),
     R(
         "microsoft-teams-webhook",
-        r"//[a-z0-9\-]+\.webhook\.office\.com/webhookb2/([a-z0-9\-]{36}@[a-z0-9\-]{36}/IncomingWebhook/[a-z0-9]{32}/[a-z0-9\-]{36})",
+        r"//[a-z0-9\-]{1,63}\.webhook\.office\.com/webhookb2/([a-z0-9\-]{36}@[a-z0-9\-]{36}/IncomingWebhook/[a-z0-9]{32}/[a-z0-9\-]{36})",
     ),
     R("discord-webhook", r"discord(?:app)?\.com/api/webhooks/([0-9]{17,20}/[A-Za-z0-9_-]{60,68})"),
     P("discord-bot-token", r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}"),
