@@ -37,7 +37,9 @@ from typing import Annotated, Any
 
 from acx.reexports import lazy_reexports
 
-lazy_reexports("aws_lambda_powertools.event_handler")  # one resolver loaded, not all: see acx.reexports
+# One resolver and the event classes it reads are loaded, not all of them (see acx.reexports).
+lazy_reexports("aws_lambda_powertools.event_handler")
+lazy_reexports("aws_lambda_powertools.utilities.data_classes")
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError

@@ -16,6 +16,7 @@ from acx.reexports import _plan, lazy_reexports
 
 ROOT = Path(__file__).resolve().parents[2]
 PKG = "aws_lambda_powertools.event_handler"
+DATA = "aws_lambda_powertools.utilities.data_classes"
 
 
 def _child(code: str) -> dict:
@@ -40,10 +41,13 @@ def test_the_api_function_loads_one_resolver_and_every_name_is_the_packages() ->
         f"""
         import importlib, json, sys
         import app  # the api function's init
-        before = sorted(m for m in sys.modules if m.startswith("{PKG}."))
+        before = sorted(m for m in sys.modules if m.startswith(("{PKG}.", "{DATA}.")))
         asyncio = "asyncio" in sys.modules
-        pkg = sys.modules["{PKG}"]
-        names = {{n: (getattr(pkg, n).__module__, getattr(pkg, n).__qualname__) for n in pkg.__all__}}
+        names = {{}}
+        for p in ("{PKG}", "{DATA}"):
+            pkg = sys.modules[p]
+            names.update({{p + ":" + n: (getattr(pkg, n).__module__, getattr(pkg, n).__qualname__)
+                          for n in pkg.__all__}})
         from {PKG} import AppSyncResolver, Response
         print(json.dumps({{"before": before, "asyncio": asyncio, "names": names,
                           "same": Response is importlib.import_module("{PKG}.api_gateway").Response}}))
@@ -51,16 +55,20 @@ def test_the_api_function_loads_one_resolver_and_every_name_is_the_packages() ->
     )
     normal = _child(
         f"""
-        import json
-        import {PKG} as pkg
-        print(json.dumps({{"names": {{n: (getattr(pkg, n).__module__, getattr(pkg, n).__qualname__)
-                                     for n in pkg.__all__}}}}))
+        import importlib, json
+        names = {{}}
+        for p in ("{PKG}", "{DATA}"):
+            pkg = importlib.import_module(p)
+            names.update({{p + ":" + n: (getattr(pkg, n).__module__, getattr(pkg, n).__qualname__)
+                          for n in pkg.__all__}})
+        print(json.dumps({{"names": names}}))
         """
     )
     for resolver in ("appsync", "bedrock_agent", "vpc_lattice", "lambda_function_url", "events_appsync"):
         assert not any(m.startswith(f"{PKG}.{resolver}") for m in out["before"]), resolver
     assert f"{PKG}.api_gateway" in out["before"] and not out["asyncio"]
-    assert out["names"] == normal["names"] and len(out["names"]) >= 15
+    assert len([m for m in out["before"] if m.startswith(DATA)]) <= 12  # of ~45 event modules
+    assert out["names"] == normal["names"] and len(out["names"]) >= 60
     assert out["same"]
 
 
@@ -114,10 +122,19 @@ def test_a_re_export_package_loads_a_name_when_it_is_read(
             del sys.modules[m]
 
 
-def test_a_name_that_is_also_a_submodule_keeps_the_normal_import(
+def test_a_name_that_is_also_a_submodule_is_the_value_the_init_leaves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _package(tmp_path, "shadowpkg", "from .slow import Slow as fast\n")
+    # ``from .slow import Slow as fast``: after the __init__, ``pkg.fast`` is the class, not the
+    # submodule ``pkg.fast``, and importing that submodule later does not rebind it.
+    _package(tmp_path, "shadowpkg", "from .fast import Fast\nfrom .slow import Slow as fast\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert lazy_reexports("shadowpkg") is False
-    assert "shadowpkg" not in sys.modules
+    try:
+        assert lazy_reexports("shadowpkg") is True
+        import shadowpkg  # type: ignore[import-not-found]
+        import shadowpkg.fast  # the submodule, imported after
+
+        assert shadowpkg.fast.__name__ == "Slow" and shadowpkg.Fast.__module__ == "shadowpkg.fast"
+    finally:
+        for m in [m for m in sys.modules if m.startswith("shadowpkg") or m == "slow_was_run"]:
+            del sys.modules[m]
