@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -92,49 +93,49 @@ def test_the_plan_maps_each_name_to_its_submodule() -> None:
     assert _plan("pkg", source) == {"A": ("pkg.a", "A"), "C": ("pkg.a", "B"), "D": ("pkg.sub.b", "D")}
 
 
-def _package(tmp_path: Path, name: str, init: str) -> None:
-    root = tmp_path / name
-    root.mkdir()
-    (root / "__init__.py").write_text(init)
-    (root / "fast.py").write_text("class Fast: ...\n")
-    (root / "slow.py").write_text("import sys\nsys.modules['slow_was_run'] = sys\nclass Slow: ...\n")
-
-
-def test_a_re_export_package_loads_a_name_when_it_is_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _package(tmp_path, "lazypkg", "from .fast import Fast\nfrom .slow import Slow\n")
+@pytest.fixture
+def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str, str], None]]:
+    """Writes a package ``name`` (``__init__`` = ``init``, submodules ``fast`` and ``slow``) on the path;
+    every module of it is dropped from ``sys.modules`` afterwards."""
     monkeypatch.syspath_prepend(str(tmp_path))
-    try:
-        assert lazy_reexports("lazypkg") is True
-        assert lazy_reexports("lazypkg") is False  # already registered
-        from lazypkg import Fast  # type: ignore[import-not-found]
+    names: list[str] = []
 
-        assert Fast.__module__ == "lazypkg.fast" and "slow_was_run" not in sys.modules
-        import lazypkg
+    def make(name: str, init: str) -> None:
+        root = tmp_path / name
+        root.mkdir()
+        (root / "__init__.py").write_text(init)
+        (root / "fast.py").write_text("class Fast: ...\n")
+        (root / "slow.py").write_text("import sys\nsys.modules['slow_was_run'] = sys\nclass Slow: ...\n")
+        names.append(name)
 
-        assert lazypkg.__all__ == ["Fast", "Slow"]
-        assert lazypkg.Slow.__module__ == "lazypkg.slow" and "slow_was_run" in sys.modules
-        with pytest.raises(AttributeError):
-            lazypkg.Missing  # noqa: B018
-    finally:
-        for m in [m for m in sys.modules if m.startswith("lazypkg") or m == "slow_was_run"]:
-            del sys.modules[m]
+    yield make
+    for m in [m for m in sys.modules if m.startswith(tuple(names)) or m == "slow_was_run"]:
+        del sys.modules[m]
+
+
+def test_a_re_export_package_loads_a_name_when_it_is_read(package: Callable[[str, str], None]) -> None:
+    package("lazypkg", "from .fast import Fast\nfrom .slow import Slow\n")
+    assert lazy_reexports("lazypkg") is True
+    assert lazy_reexports("lazypkg") is False  # already registered
+    from lazypkg import Fast  # type: ignore[import-not-found]
+
+    assert Fast.__module__ == "lazypkg.fast" and "slow_was_run" not in sys.modules
+    import lazypkg
+
+    assert lazypkg.__all__ == ["Fast", "Slow"]
+    assert lazypkg.Slow.__module__ == "lazypkg.slow" and "slow_was_run" in sys.modules
+    with pytest.raises(AttributeError):
+        lazypkg.Missing  # noqa: B018
 
 
 def test_a_name_that_is_also_a_submodule_is_the_value_the_init_leaves(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    package: Callable[[str, str], None],
 ) -> None:
     # ``from .slow import Slow as fast``: after the __init__, ``pkg.fast`` is the class, not the
     # submodule ``pkg.fast``, and importing that submodule later does not rebind it.
-    _package(tmp_path, "shadowpkg", "from .fast import Fast\nfrom .slow import Slow as fast\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    try:
-        assert lazy_reexports("shadowpkg") is True
-        import shadowpkg  # type: ignore[import-not-found]
-        import shadowpkg.fast  # the submodule, imported after
+    package("shadowpkg", "from .fast import Fast\nfrom .slow import Slow as fast\n")
+    assert lazy_reexports("shadowpkg") is True
+    import shadowpkg  # type: ignore[import-not-found]
+    import shadowpkg.fast  # the submodule, imported after
 
-        assert shadowpkg.fast.__name__ == "Slow" and shadowpkg.Fast.__module__ == "shadowpkg.fast"
-    finally:
-        for m in [m for m in sys.modules if m.startswith("shadowpkg") or m == "slow_was_run"]:
-            del sys.modules[m]
+    assert shadowpkg.fast.__name__ == "Slow" and shadowpkg.Fast.__module__ == "shadowpkg.fast"
