@@ -109,3 +109,30 @@ def test_a_cold_search_path_imports_neither_boto3_nor_every_contract_model() -> 
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out == {"s3": "s3", "mods": []}
+
+
+@pytest.mark.parametrize(("preset", "expected"), [(None, "__all__"), ("", "")])
+def test_in_lambda_the_api_function_skips_pydantics_plugin_scan(preset: str | None, expected: str) -> None:
+    # pydantic reads every installed distribution's entry points for plugins unless told not to; the
+    # api function (in Lambda: AWS_LAMBDA_FUNCTION_NAME set) tells it, unless the operator already did.
+    child = (
+        "import json, os, sys\n"
+        "import importlib.metadata as md\n"
+        "scans = []\n"
+        "real = md.entry_points\n"
+        "md.entry_points = lambda **kw: scans.append(kw) or real(**kw)\n"
+        "sys.path.insert(0, 'functions/api')\n"
+        "import app\n"
+        "print(json.dumps({'env': os.environ.get('PYDANTIC_DISABLE_PLUGINS'), 'scans': scans}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "layers" / "acx"), "AWS_LAMBDA_FUNCTION_NAME": "acx-api"}
+    env.pop("PYDANTIC_DISABLE_PLUGINS", None)
+    if preset is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = preset
+    proc = subprocess.run(
+        [sys.executable, "-c", child], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["env"] == expected
+    assert (out["scans"] == []) == (expected == "__all__")

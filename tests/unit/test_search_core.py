@@ -283,13 +283,21 @@ def test_a_damaged_segment_is_refused_by_the_view_too() -> None:
         Segment.from_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("n", [0, 1, 1023, 1024, 2500])
-def test_the_blocked_transpose_is_the_dimension_major_copy(n: int) -> None:
+def test_a_sparse_query_copies_only_its_dimensions_and_scores_as_the_full_product() -> None:
     import numpy as np
 
-    from acx.core.search.ranking import _transposed
-
-    rows = np.random.default_rng(n).integers(-127, 128, size=(n, 16), dtype=np.int8)
-    got = _transposed(rows, block=1024)
-    assert got.shape == (16, n) and got.flags.c_contiguous
-    assert np.array_equal(got, rows.T)
+    rng = random.Random(5)
+    words = "cache retry deploy queue shard lock timeout parser socket worker".split()
+    view = _view([_rec(f"d{i}", " ".join(rng.choice(words) for _ in range(6))) for i in range(257)])
+    first, second = embed("retry the queue"), embed("shard lock parser")
+    wanted = set(np.flatnonzero(first).tolist())
+    assert 0 < len(wanted) * 2 <= ENGINE.dim  # the sparse path
+    reference = view._vectors.astype(np.float32)
+    for q in (first, second, first):
+        got = view.vector(q, None)
+        want = np.maximum(reference @ np.asarray(q, dtype=np.float32) * view.scales, 0.0)
+        assert np.allclose(got, want, atol=1e-5)
+        if q is first:
+            assert set(view._columns) >= wanted
+    assert set(view._columns) == wanted | set(np.flatnonzero(second).tolist())  # nothing else copied
+    assert all(c.flags.c_contiguous and c.shape == (257,) for c in view._columns.values())

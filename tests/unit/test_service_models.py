@@ -150,3 +150,33 @@ def test_a_botocore_without_the_private_hooks_keeps_its_own_loader(monkeypatch: 
     assert service_models._HOOKS_PRESENT is False
     monkeypatch.undo()
     assert service_models._HOOKS_PRESENT is True  # the pinned botocore has both
+
+
+@pytest.mark.parametrize("type_name", ["service-2", "endpoint-rule-set-1", "waiters-2"])
+def test_the_one_service_check_agrees_with_botocores_listing(type_name: str) -> None:
+    stock, fast = _stock(), _fast()
+    listed = set(stock.list_available_services(type_name))
+    odd = ["", ".", "..", "S3", "s3/", "../botocore", "s3/../dynamodb", "no-such-service", "dynamodb "]
+    for name in sorted(set(stock.list_available_services("service-2")) | set(odd)):
+        assert fast._offers(name, type_name) == (name in listed), name
+
+
+def test_loading_a_model_does_not_list_every_service(monkeypatch: pytest.MonkeyPatch) -> None:
+    from botocore.exceptions import UnknownServiceError
+
+    fast = _fast()
+
+    def walked() -> None:
+        raise AssertionError("listed every service")
+
+    monkeypatch.setattr(fast, "_service_files", walked)
+    model = fast.load_service_model("dynamodb", "service-2")
+    assert model == _stock().load_service_model("dynamodb", "service-2")
+    assert fast.load_service_model("s3", "endpoint-rule-set-1")["version"]
+    monkeypatch.undo()
+    with pytest.raises(UnknownServiceError) as fast_error:
+        fast.load_service_model("no-such-service", "service-2")
+    with pytest.raises(UnknownServiceError) as stock_error:
+        _stock().load_service_model("no-such-service", "service-2")
+    assert str(fast_error.value) == str(stock_error.value)
+    assert fast.list_available_services("service-2") == _stock().list_available_services("service-2")

@@ -44,10 +44,17 @@ def client(service: str) -> Any:
 
     source = session()
     install(source)  # orjson parses the service models (acx/adapters/service_models.py)
+    extra: dict[str, Any] = {}
+    if service == "s3" and "response_checksum_validation" in Config.OPTION_DEFAULTS:
+        # Responses are checked where the request asks (ChecksumMode=ENABLED): every GetObject but
+        # the search index's segments (acx.adapters.objects.VERIFY_CHECKSUM). A botocore older than
+        # 1.36 has no such option and checks only such requests anyway.
+        extra["response_checksum_validation"] = "when_required"
     cfg = Config(
         signature_version="s3v4" if service == "s3" else None,
         retries={"mode": "standard", "max_attempts": 5},
         s3={"addressing_style": "path"} if service == "s3" else None,
+        **extra,
     )
     return source.create_client(service, region_name=settings().region, config=cfg)
 

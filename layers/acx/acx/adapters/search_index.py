@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 from botocore.exceptions import ClientError
 
-from acx.adapters.objects import ObjectStore
+from acx.adapters.objects import VERIFY_CHECKSUM, ObjectStore
 
 MANIFEST_VERSION = 1
 
@@ -89,7 +89,11 @@ class SearchIndexStore:
 
     def manifest(self, tenant: str, package: str, if_none_match: str | None = None) -> Any:
         """The manifest, None when the package has no index, or ``NOT_MODIFIED`` (ETag still current)."""
-        args: dict[str, Any] = {"Bucket": self.bucket, "Key": self.prefix(tenant, package) + "manifest.json"}
+        args: dict[str, Any] = {
+            "Bucket": self.bucket,
+            "Key": self.prefix(tenant, package) + "manifest.json",
+            **VERIFY_CHECKSUM,
+        }
         if if_none_match:
             args["IfNoneMatch"] = if_none_match
         try:
@@ -131,8 +135,13 @@ class SearchIndexStore:
         return key
 
     def get_segment(self, key: str) -> bytes:
+        """A segment's bytes, without S3's checksum check (the one read that skips it): a segment is
+        derived data whose hits are re-read from the log rows, ``Packed.parse`` refuses bytes whose
+        sections do not add up, and TLS authenticates the bytes in transit. What that does NOT catch:
+        a segment damaged at rest in a way that still parses, which can misrank results until the
+        next rebuild or compaction (never show a forgotten or another tenant's memory)."""
         try:
-            return self.objects.get(key)
+            return self.objects.get(key, checksum=False)
         except ClientError as exc:
             if str(exc.response.get("Error", {}).get("Code")) in ("NoSuchKey", "404", "NotFound"):
                 raise SegmentMissing(key) from None

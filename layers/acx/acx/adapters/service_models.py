@@ -12,8 +12,10 @@ file with a run of 19 or more digits anywhere, or one orjson refuses, is parsed 
 
 Before loading a model, botocore's ``Loader`` checks the service's name against a list of every
 service in its search paths (445 directories), walked again for each kind of file (the model, then
-the endpoint rule set): about 0.04 s of CPU per process. ``ServiceModelLoader`` walks them once and
-answers every kind from that walk, with the same result (tested against botocore's own listing).
+the endpoint rule set): about 0.04 s of CPU per process. ``ServiceModelLoader`` answers that check
+from the one service's own directories (the same verdict: tested for every service botocore lists
+and for names it does not), and walks the whole tree only for a caller that wants the list (once,
+for every kind of file; the same list as botocore's).
 
 What it does NOT do: cache anything across processes, skip a file or a check, or change which model a
 client gets: the same ``Loader`` with botocore's extension points (its ``file_loader``, and the
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -58,12 +61,51 @@ class OrjsonFileLoader(JSONFileLoader):
 
 
 class ServiceModelLoader(Loader):
-    """botocore's ``Loader``, listing its search paths' services once for every kind of file."""
+    """botocore's ``Loader``, listing its search paths' services once for every kind of file, and
+    only when a caller wants the list: loading a model checks its one service."""
 
     _files: dict[str, set[str]] | None = None
 
-    @instance_cache
+    def load_service_model(self, service_name: str, type_name: str, api_version: str | None = None) -> Any:
+        """botocore's (the same model, extras and caching), with its "is this a known service" check
+        answered by looking at this one service's directories instead of listing all 445 (~0.015 s
+        of CPU at a cold start). A name that check does not find goes through botocore's listing,
+        check and ``UnknownServiceError`` unchanged."""
+        if not self._offers(service_name, type_name):
+            return super().load_service_model(service_name, type_name, api_version)
+        asking = self._asking()
+        asking.known = (service_name, type_name)
+        try:
+            return super().load_service_model(service_name, type_name, api_version)
+        finally:
+            asking.known = None
+
     def list_available_services(self, type_name: str) -> list[str]:
+        known = getattr(self._asking(), "known", None)
+        if known is not None and known[1] == type_name:
+            return [known[0]]  # botocore's membership check of the service being loaded
+        return self._listing(type_name)  # type: ignore[no-any-return]
+
+    def _asking(self) -> threading.local:
+        """Per thread: the (service, type) ``load_service_model`` is loading (clients may be made
+        from several threads at once)."""
+        return self.__dict__.setdefault("_asking_local", threading.local())  # type: ignore[no-any-return]
+
+    def _offers(self, service_name: str, type_name: str) -> bool:
+        """``service_name in list_available_services(type_name)``, looking at that service alone."""
+        for location in self._potential_locations():
+            if service_name not in os.listdir(location):  # the exact name, as botocore's listing has it
+                continue
+            service_dir = os.path.join(location, service_name)
+            if not os.path.isdir(service_dir):
+                continue
+            for version in os.listdir(service_dir):
+                if self.file_loader.exists(os.path.join(service_dir, version, type_name)):
+                    return True
+        return False
+
+    @instance_cache
+    def _listing(self, type_name: str) -> list[str]:
         """What botocore's lists: each service with a file ``type_name`` + a JSON ending in one of
         its API version directories, in any search path; sorted."""
         wanted = {type_name + ending for ending in _ENDINGS}
