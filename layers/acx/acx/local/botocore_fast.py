@@ -35,9 +35,6 @@ from botocore.serialize import JSONSerializer
 from botocore.validate import ParamValidationDecorator, ParamValidator
 
 HANDLER_ID = "acx-local-botocore-fast"
-#: Request-dict key holding the parameters a :func:`request_check`-accepted body was written from
-#: (botocore builds the request from its own keys and ignores this one; ``direct_call`` reads it).
-CHECKED_PARAMS = "acx_checked_params"
 _EVENT = "creating-client-class.dynamodb"
 _CACHE = "_acx_plain_av_eligible"
 
@@ -327,7 +324,6 @@ class FastJSONSerializer(JSONSerializer):
         input_shape = operation_model.input_shape
         if as_is:
             serialized["body"] = _dumps_checked(parameters)
-            serialized[CHECKED_PARAMS] = parameters  # what the body was written from (direct_call)
         else:
             if input_shape is not None:
                 self._serialize(body, parameters, input_shape)

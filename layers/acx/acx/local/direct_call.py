@@ -27,52 +27,7 @@ from typing import Any
 HANDLER_ID = "acx-local-direct-dynamodb"
 _EVENT = "before-call.dynamodb"
 
-#: (headers, body[, the body decoded]) -> (status, headers, body): moto's answer, journaled.
-Answer = Callable[..., tuple[int, dict[str, str], bytes]]
-
-#: Operations whose checked parameters moto is handed as a copy instead of re-decoding their body.
-HANDED = frozenset(("BatchWriteItem", "BatchGetItem"))
-
-
-def moto_params(operation: str, request: dict[str, Any]) -> dict[str, Any] | None:
-    """For a BatchWriteItem or BatchGetItem whose body ``botocore_fast`` wrote from parameters its
-    check accepted: a deep copy of those parameters, which is what moto's decoding of the body gives
-    (``moto_dynamodb._loads``: the same dicts in the same order, lists, strs, ints, bools, and the
-    ``B``/``BS`` blobs as the bytes they were base64 of). None otherwise (moto decodes the body).
-
-    py-spy of a 20,000-record presigned ingest (issue 17): the decode was ~5% of the ingest thread
-    (``json.loads`` with a Python object hook for every attribute value); ``marshal`` copies the
-    same tree in C in about half the time. A copy, not the caller's objects: moto keeps lists it is
-    given (an ``SS`` value is stored as the list itself), and a caller may reuse or change its
-    request after the call, as it may with AWS. marshal format 2 writes no back-references, so
-    the copy shares no object between two places, as a decoded body does not.
-
-    Exactly ``_loads``' result: the check accepts only exact dicts, lists, strs, ints, bools and
-    bytes, and in these two operations the only one-member dict whose member is ``B`` or ``BS``
-    ``_loads`` would decode, other than an attribute value (whose blobs are bytes here), is an
-    ``ExpressionAttributeNames`` of one name ``B``: that request's body is decoded instead (pinned
-    in tests/integration/test_moto_direct_params.py).
-    """
-    import marshal
-
-    from acx.local.botocore_fast import CHECKED_PARAMS
-
-    checked = request.get(CHECKED_PARAMS)
-    if operation not in HANDED or type(checked) is not dict:
-        return None
-    if operation == "BatchGetItem":
-        tables = checked.get("RequestItems")
-        if type(tables) is not dict:
-            return None
-        for wanted in tables.values():
-            names = wanted.get("ExpressionAttributeNames") if type(wanted) is dict else None
-            if names is not None and len(names) == 1 and ("B" in names or "BS" in names):
-                return None
-    try:
-        copied = marshal.loads(marshal.dumps(checked, 2))  # noqa: S302 - bytes this process just wrote
-    except ValueError:  # an object marshal does not know (the check lets none through)
-        return None
-    return copied if type(copied) is dict else None
+Answer = Callable[[list[tuple[str, str]], bytes], tuple[int, dict[str, str], bytes]]
 
 
 class DirectDynamoDB:
@@ -109,11 +64,7 @@ class DirectDynamoDB:
         headers = [(str(k).lower(), str(v)) for k, v in params["headers"].items()]
         headers.append(("authorization", f"AWS4-HMAC-SHA256 Credential={scope}/aws4_request"))
         headers.append(("host", url.split("/", 3)[2]))
-        handed = moto_params(model.name, params)
-        if handed is None:
-            status, head, payload = self.answer(headers, body)
-        else:
-            status, head, payload = self.answer(headers, body, handed)
+        status, head, payload = self.answer(headers, body)
         http = AWSResponse(url, status, head, MockRawResponse(payload))
         response = convert_to_response_dict(http, model)
         parser = create_parser("json")

@@ -505,24 +505,21 @@ class JournalApp:
             finally:
                 self._maybe_compact()
 
-    def dynamodb(
-        self, headers: list[tuple[str, str]], body: bytes, params: dict[str, Any] | None = None
-    ) -> tuple[int, dict[str, str], bytes]:
+    def dynamodb(self, headers: list[tuple[str, str]], body: bytes) -> tuple[int, dict[str, str], bytes]:
         """A DynamoDB JSON request from this process, answered by moto's handler without WSGI
-        (:func:`acx.local.moto_dynamodb.call`), journaled like any other when it changes state.
-        ``params``: the body already decoded (``moto_dynamodb.call``); the journal keeps the body."""
+        (:func:`acx.local.moto_dynamodb.call`), journaled like any other when it changes state."""
         from moto.moto_api._internal import mock_random
 
         head = dict(headers)
         if not is_mutating("POST", head, "", body):
             with self.lock:
-                return moto_dynamodb.call(head, body, params)
+                return moto_dynamodb.call(head, body)
         entry = Entry("POST", "/", "", headers, body, secrets.randbits(63))
         with self.lock:
             self.tail_bytes += self.journal.append(entry)
             mock_random.seed(entry.seed)
             try:
-                answer = moto_dynamodb.call(head, body, params)
+                answer = moto_dynamodb.call(head, body)
             finally:
                 self.applied += 1
                 self._maybe_compact()
@@ -740,13 +737,11 @@ class InProcessTransport:
         code = int(status[0].split(" ", 1)[0])
         return AWSResponse(url, code, dict(status[1]), MockRawResponse(payload))
 
-    def _dynamodb(
-        self, headers: list[tuple[str, str]], body: bytes, params: dict[str, Any] | None = None
-    ) -> tuple[int, dict[str, str], bytes]:
+    def _dynamodb(self, headers: list[tuple[str, str]], body: bytes) -> tuple[int, dict[str, str], bytes]:
         try:
             if isinstance(self.app, JournalApp):
-                return self.app.dynamodb(headers, body, params)
-            return moto_dynamodb.call(dict(headers), body, params)  # an in-memory stack: no journal, no lock
+                return self.app.dynamodb(headers, body)
+            return moto_dynamodb.call(dict(headers), body)  # an in-memory stack: no journal, no lock
         finally:
             if self.heap is not None:
                 self.heap.after_request()

@@ -637,9 +637,7 @@ def _apply(backend: Any, op_type: str, op: dict[str, Any], key: dict[str, Any]) 
 TARGET_PREFIX = "DynamoDB_20120810."
 
 
-def call(
-    headers: dict[str, str], body: bytes, params: dict[str, Any] | None = None
-) -> tuple[int, dict[str, str], bytes]:
+def call(headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
     """One DynamoDB JSON request, answered by moto's own ``DynamoHandler`` action, without Flask.
 
     moto's server path spends more on the way to the handler than in it (py-spy on a presigned
@@ -653,8 +651,6 @@ def call(
     the answers are the server's (pinned against the WSGI path in tests/integration/test_moto_dynamodb.py).
 
     ``headers``: lower-case names. The caller serialises state-changing calls (the journal's lock).
-    ``params``: what ``_loads(body)`` gives, when the caller has it already (``direct_call``: a copy
-    of the parameters the body was written from, owned by moto from here on); else the body is parsed.
     """
     from moto.core.exceptions import ServiceException
     from moto.core.responses import ActionResult
@@ -682,11 +678,10 @@ def call(
     method = getattr(handler, camelcase_to_underscores(action), None) if action else None
     if not action or method is None or action not in _ACTIONS:
         raise NotImplementedError(f"The {action or target!r} action has not been implemented")
-    if params is None:
-        try:
-            params = _loads(body) if body else {}
-        except ValueError:
-            params = None
+    try:
+        params = _loads(body) if body else {}
+    except ValueError:
+        params = None
     if not isinstance(params, dict):
         data = json.dumps({"__type": "com.amazon.coral.service#SerializationException"}).encode()
         return 400, {"content-type": "application/x-amz-json-1.0", "x-amz-crc32": str(zlib.crc32(data))}, data
