@@ -22,6 +22,7 @@ numpy); ``Packed`` is the parsed layout over the bytes, which the api function's
 from __future__ import annotations
 
 import hashlib
+import math
 import struct
 import sys
 from array import array
@@ -85,8 +86,30 @@ def id_hash(record_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(record_id.encode("utf-8"), digest_size=8).digest(), "little")
 
 
+#: Distinct values up to which :func:`quantise` rounds each distinct value once (a hash engine's
+#: vector has a handful: its entries are token counts over one norm, most of them zero).
+FEW_VALUES = 32
+
+
 def quantise(vector: list[float]) -> tuple[list[int], float]:
-    """int8 codes and the scale that maps them back (value ~= code * scale)."""
+    """int8 codes and the scale that maps them back (value ~= code * scale).
+
+    A ``local-hash-128`` vector holds few distinct values (~38 of 128 entries non-zero, from a few
+    counts), so each distinct value is multiplied and rounded once and the codes are looked up: the
+    same float operation on the same value, so the same codes (``0.0`` and ``-0.0`` share an entry
+    and both round to ``0``). Segment building spent ~40 us per doc here (py-spy of an ingest, issue
+    17). Many distinct values, or a NaN, an infinity or a peak so small that ``127 / peak``
+    overflows, take the plain per-entry formula, whose error is then the one raised.
+    """
+    distinct = set(vector)
+    if len(distinct) <= FEW_VALUES and math.isfinite(sum(distinct)):
+        peak = max(max(distinct, default=0.0), -min(distinct, default=0.0))
+        if peak == 0.0:
+            return [0] * len(vector), 0.0
+        inv = 127.0 / peak
+        if math.isfinite(inv):
+            code = {x: round(inv * x) for x in distinct}
+            return list(map(code.__getitem__, vector)), peak / 127.0
     peak = max(max(vector, default=0.0), -min(vector, default=0.0))
     if peak == 0.0:
         return [0] * len(vector), 0.0
