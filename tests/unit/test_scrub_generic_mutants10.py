@@ -1,0 +1,84 @@
+"""Generic scrub rules (generic.py), seventh round: a literal inside a command substitution is still
+judged (a real miss fixed this round), and what a long random run costs the scan budget (one unit per
+256 bytes, no more than 16 for one run), pinned both on the rule itself and on the refusal it causes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+import pytest
+
+from acx.core.scrub import generic, scan_text
+
+SHORT = "hQzkWpLs9x"  # 10 characters: a literal only the assignment rule can judge (no run, no provider)
+
+
+def _rules(text: str) -> list[tuple[str, int]]:
+    return [(f.rule, f.offset) for f in scan_text(text)]
+
+
+# --- check_assignment: a command substitution is a command, but what it is given is a literal --------
+
+
+@pytest.mark.parametrize(
+    ("text", "inner"),
+    [
+        # the outer name ends with the same stem as the inner one (token / token, password / password)
+        (f"API_TOKEN=`gh api --token={SHORT}`\n", "--token="),
+        (f"DB_PASSWORD=`mysql --password={SHORT} -e status`\n", "--password="),
+        (f"export GITHUB_TOKEN=`curl -s --token={SHORT} https://ci.internal`\n", "--token="),
+        (f"client_secret = `fetch --client_secret={SHORT} now`\n", "--client_secret="),
+    ],
+)
+def test_a_secret_given_to_a_command_in_backticks_blocks_at_its_value(text: str, inner: str) -> None:
+    at = text.index(inner) + len(inner)
+    assert ("secret-assignment", at) in _rules(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "API_TOKEN=`vault read -field=token secret/ci`\n",
+        "API_TOKEN=`cat token.txt`\n",
+        "DB_PASSWORD=`aws ssm get-parameter --name db-password --query Parameter.Value`\n",
+    ],
+)
+def test_a_command_substitution_that_reads_a_secret_from_a_store_passes(text: str) -> None:
+    assert _rules(text) == []
+
+
+# --- scan_runs: a run draws on the budget by its length, up to 16 units ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("length", "units"),
+    [(255, 0), (256, 1), (511, 1), (512, 2), (4095, 15), (4096, 16), (4097, 16), (8192, 16)],
+)
+def test_a_run_costs_one_budget_unit_per_256_bytes_up_to_16(length: int, units: int) -> None:
+    budget = [1000]
+    spans: list[generic.Span] = []
+    generic.scan_runs(b"a" * length, spans, budget)  # one run, not random: only its length is charged
+    assert (spans, 1000 - budget[0]) == ([], units)
+
+
+def _random_runs(k: int, length: int) -> str:
+    """``k`` distinct random runs of letters and digits, each ``length`` characters, one space apart."""
+    out = []
+    for i in range(k):
+        run = b""
+        j = 0
+        while len(run) < length:
+            digest = base64.b64encode(hashlib.sha256(f"{i}:{j}".encode()).digest())
+            run += digest.replace(b"+", b"a").replace(b"/", b"b").rstrip(b"=")
+            j += 1
+        out.append(run[:length].decode())
+    return " ".join(out)
+
+
+def test_long_random_runs_are_refused_sooner_than_short_ones_would_be() -> None:
+    """512-byte runs cost 2 units each for their length on top of their judgement: 100 are judged one
+    by one, 120 exhaust the budget (512 + 1 per 256 bytes) and the buffer is refused, fail closed."""
+    assert [r for r, _ in _rules(_random_runs(100, 512))] == ["high-entropy"] * 100
+    assert _rules(_random_runs(120, 512)) == [("scan-budget", 0)]
