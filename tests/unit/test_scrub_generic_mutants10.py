@@ -82,3 +82,36 @@ def test_long_random_runs_are_refused_sooner_than_short_ones_would_be() -> None:
     by one, 120 exhaust the budget (512 + 1 per 256 bytes) and the buffer is refused, fail closed."""
     assert [r for r, _ in _rules(_random_runs(100, 512))] == ["high-entropy"] * 100
     assert _rules(_random_runs(120, 512)) == [("scan-budget", 0)]
+
+
+# --- _descriptive_name: two or more words, none naming a credential ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "descriptive"),
+    [
+        (b"aBc", True),
+        (b"aB", False),  # under 3 characters
+        (b"AbcDef", True),
+        (b"ZetaRange", True),
+        (b"alphaBeta", True),
+        (b"zetaRange", True),
+        (b"Z9rowCount", True),  # only the first character must be a letter
+        (b"ZetaRange9", True),
+        (b"z9rowCount", True),
+        (b"zetaRange9", True),
+        (b"@fooBar", False),  # the bytes around the letters are no letters
+        (b"[fooBar", False),
+        (b"`fooBar", False),
+        (b"{fooBar", False),
+        (b"1rowCount", False),
+        (b"_rowCount", False),
+        (b"rowcount", False),  # one word
+        (b"rowCount", True),
+        (b"row22count", True),  # a number between two words
+        (b"row2", False),  # a number is no second word
+        (b"rowToken", False),  # names a credential
+    ],
+)
+def test_a_descriptive_name_is_two_words_none_naming_a_credential(name: bytes, descriptive: bool) -> None:
+    assert generic._descriptive_name(name) is descriptive

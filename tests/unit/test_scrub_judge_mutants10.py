@@ -199,3 +199,57 @@ def test_alnum_token_holds_each_stated_bound(value: bytes, token: bool) -> None:
 
 def test_the_3_bit_input_is_exactly_at_the_floor() -> None:
     assert judge.shannon_entropy(b"k8m3q9w2w2q9m3k8") == 3.0  # 8 symbols, twice each
+
+
+# --- is_reference_or_words: not a literal -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "quoted", "reference"),
+    [
+        # unquoted, the closing bracket of the surrounding code is not part of the value
+        pytest.param(b"settings.SECRET_VALUE)", False, True, id="unquoted-bracket-stripped"),
+        pytest.param(b"settings.SECRET_VALUE)", True, False, id="quoted-bracket-kept"),
+        pytest.param(b"k9Q", True, True, id="3-characters"),
+        pytest.param(b"k9Q2", True, False, id="4-characters"),
+        pytest.param(b"k9Q2:", True, False, id="a-trailing-colon-is-not-counted"),
+        pytest.param(b"x = hQzkWpLs9x", True, True, id="an-assignment-pasted-as-a-value"),
+        pytest.param(b"os.environ", True, True, id="code-reference"),
+        pytest.param(b"v1.2.3", True, True, id="version"),
+        pytest.param(b"Wait! Ask ops.", True, True, id="a-quoted-sentence"),
+        pytest.param(b"Wait! Ask ops.", False, False, id="unquoted-only-its-first-word-is-the-value"),
+        pytest.param(b"hQzkWpLs9x", True, False, id="a-literal"),
+        pytest.param(b"12345", True, True, id="a-5-digit-number"),
+        pytest.param(b"123456", True, False, id="a-6-digit-number"),
+        pytest.param(b"k9Q2x", True, False, id="5-characters-not-digits"),
+        pytest.param(b"configs/prod/app.yaml", True, True, id="a-path"),
+        pytest.param(b"keys/k9Q2xW7mP4nR8tZ", True, True, id="a-path-piece-of-15"),
+        pytest.param(b"keys/k9Q2xW7mP4nR8tZa", True, False, id="a-path-piece-of-16"),
+        pytest.param(b"k9Q2xW", True, False, id="short-but-no-path"),
+    ],
+)
+def test_is_reference_or_words_holds_each_stated_bound(value: bytes, quoted: bool, reference: bool) -> None:
+    assert judge.is_reference_or_words(value, quoted) is reference
+
+
+# --- weak_value: a stand-in next to a keyword-gated shape ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "weak"),
+    [
+        pytest.param(b"acdeFf05b1c2d3e4", True, id="mixed-case-hex"),
+        pytest.param(b"acde0f05b1c2d3e4a9b8", False, id="lower-case-hex"),
+        pytest.param(b"ACDE0F05B1C2D3E4A9B8", False, id="upper-case-hex"),
+        pytest.param(b"cafebabe:deadbeef", False, id="hex-words-are-hex"),
+        pytest.param(b"k9Q2xW7mP4nR8tZ1", False, id="random"),
+        pytest.param(b"AgencyCode-ContentType", True, id="an-identifier"),
+        pytest.param(b"kqmwzxvbnhty", True, id="letters-only"),
+        pytest.param(b"k9Q2mmmmmmW7mP", True, id="a-character-six-times"),
+        pytest.param(b"3f9a0b7c-1d2e-4f6a-8b0c-9d8e7f6a5b4c", False, id="a-drawn-uuid"),
+        pytest.param(b"k9kQk7kXk2kW", False, id="one-character-half-the-value"),
+        pytest.param(b"k9kQk7kXk2kWk", True, id="one-character-over-half"),
+    ],
+)
+def test_weak_value_holds_each_stated_bound(value: bytes, weak: bool) -> None:
+    assert judge.weak_value(value) is weak
