@@ -115,3 +115,58 @@ def test_long_random_runs_are_refused_sooner_than_short_ones_would_be() -> None:
 )
 def test_a_descriptive_name_is_two_words_none_naming_a_credential(name: bytes, descriptive: bool) -> None:
     assert generic._descriptive_name(name) is descriptive
+
+
+# --- _not_secret_name: the value of a name that says it is no secret -------------------------------
+
+_HIDDEN = b'name="authenticity" '
+_RUN = b"k9Q2xW7mP4nR8tZ1aB3c"
+
+
+def _hidden_input(gap: int) -> tuple[bytes, int]:
+    """An anti-forgery hidden input whose ``name=`` starts ``20 + gap + 7`` bytes before its value."""
+    buf = _HIDDEN + b" " * gap + b'value="' + _RUN
+    return buf, len(_HIDDEN) + gap + 7
+
+
+@pytest.mark.parametrize(
+    ("name", "not_secret"),
+    [(b"publicKey", True), (b"issuerKeyHash", True), (b"csrf_token", True), (b"db_password", False)],
+)
+def test_a_name_that_says_public_or_hash_is_no_secret(name: bytes, not_secret: bool) -> None:
+    assert generic._not_secret_name(b"", 0, name) is not_secret
+
+
+def test_a_hidden_input_is_read_up_to_100_bytes_before_its_value() -> None:
+    near, at = _hidden_input(73)
+    assert at == 100 and generic._not_secret_name(near, at, b"value") is True  # name= at offset 0
+    far, at = _hidden_input(74)
+    assert at == 101 and generic._not_secret_name(far, at, b"value") is False
+    buf, at = _hidden_input(0)
+    assert generic._not_secret_name(buf, at, b"value") is True
+    assert generic._not_secret_name(buf, at, b"api_token") is False  # only a ``value`` attribute
+    assert generic._not_secret_name(b'value="' + _RUN, 7, b"value") is False  # no hidden input
+
+
+# --- _in_url: a run inside a URL's path ----------------------------------------------------------------
+
+
+def test_a_run_is_in_a_url_up_to_200_bytes_after_its_scheme() -> None:
+    for gap, inside in ((200, True), (201, False)):
+        buf = b"see https://cdn.example/" + b"a" * (gap - len("://cdn.example/")) + b"Z"
+        pos = len(buf) - 1
+        assert (pos - buf.find(b"://"), generic._in_url(buf, pos)) == (gap, inside)
+
+
+@pytest.mark.parametrize(
+    ("buf", "pos", "inside"),
+    [
+        (b"://cdn.example/files/" + _RUN, 21, True),  # a '://' at the very start
+        (b"https://x.io/files/" + _RUN, 19, True),
+        (b"no url here " + _RUN, 12, False),
+        (b"https://x.io/a b/" + _RUN, 17, False),  # a space ends the URL
+        (b"https://user@x.io/" + _RUN, 18, False),  # userinfo: the URI rule's job
+    ],
+)
+def test_a_run_is_in_a_url_only_without_a_break_after_the_scheme(buf: bytes, pos: int, inside: bool) -> None:
+    assert generic._in_url(buf, pos) is inside

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+import zlib
 
 import pytest
 
@@ -253,3 +254,82 @@ def test_is_reference_or_words_holds_each_stated_bound(value: bytes, quoted: boo
 )
 def test_weak_value_holds_each_stated_bound(value: bytes, weak: bool) -> None:
     assert judge.weak_value(value) is weak
+
+
+# --- crc32_base62_ok: GitHub's and npm's token checksum ------------------------------------------------
+
+_B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _with_checksum(body30: str) -> str:
+    """The 30 characters followed by their CRC32 in base62, six digits, zero-padded (GitHub's format)."""
+    n = zlib.crc32(body30.encode())
+    digits = ""
+    while n:
+        n, r = divmod(n, 62)
+        digits = _B62[r] + digits
+    return body30 + digits.rjust(6, "0")
+
+
+# the third body's checksum has five base62 digits: its padding zero is part of the token
+_BODIES = ["k9Q2xW7mP4nR8tZ1aB3cD5eF7gH9jK", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "0" * 29 + "1"]
+
+
+@pytest.mark.parametrize("body", _BODIES)
+@pytest.mark.parametrize("prefix", ["ghp_", "gho_", "npm_", ""])
+def test_a_token_with_its_checksum_is_valid(prefix: str, body: str) -> None:
+    assert judge.crc32_base62_ok((prefix + _with_checksum(body)).encode()) is True
+
+
+@pytest.mark.parametrize("body", _BODIES)
+def test_a_token_with_a_wrong_checksum_or_length_is_not(body: str) -> None:
+    token = _with_checksum(body)
+    wrong_last = token[:-1] + ("x" if token[-1] != "x" else "y")
+    for bad in (wrong_last, token[:-1], token + "0", token[1:] + token[0]):
+        assert judge.crc32_base62_ok(("ghp_" + bad).encode()) is False
+
+
+def test_the_five_digit_checksum_really_is_padded() -> None:
+    assert _with_checksum(_BODIES[2])[30] == "0"
+
+
+# --- is_wordy: every long piece is plain words --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "wordy"),
+    [
+        pytest.param(b"Agency", True, id="one-6-letter-word"),
+        pytest.param(b"Agency-k9Q2x", True, id="a-5-character-piece-is-not-judged"),
+        pytest.param(b"Agency-123456", True, id="a-number-piece-is-not-judged"),
+        pytest.param(b"Agency-12-k9Q", True, id="short-pieces-are-not-judged"),
+        pytest.param(b"AgencyIdentificationCode", True, id="camel-case-words"),
+        pytest.param(b"AKIAAVIHWGU", True, id="11-capitals-read-as-an-acronym"),
+        pytest.param(b"AKIAAVIHWGUC", False, id="12-capitals-are-a-draw"),
+        pytest.param(b"k9Q2", False, id="no-long-piece"),
+        pytest.param(b"Agency-k9Q2xW7", False, id="a-long-piece-with-digits"),
+    ],
+)
+def test_is_wordy_holds_each_stated_bound(value: bytes, wordy: bool) -> None:
+    assert judge.is_wordy(value) is wordy
+
+
+# --- is_secret_value: mixed-case hex is typed, not printed --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "secret"),
+    [
+        pytest.param(b"acdeFf05b1c2d3e4a9b8c7d6e5f4a3b2", False, id="mixed-case-hex-32"),
+        pytest.param(b"acdeFf05b1c2d3e4a9b8c7d6e5f4a3b2c", False, id="mixed-case-hex-33"),
+        pytest.param(b"acdeFf05b1c2d3e4a9b8c7d6e5f4a3b", True, id="mixed-case-hex-31-is-judged"),
+        pytest.param(b"acde0f05b1c2d3e4a9b8c7d6e5f4a3b2", True, id="lower-case-hex-32"),
+        pytest.param(b"ACDE0F05B1C2D3E4A9B8C7D6E5F4A3B2", True, id="upper-case-hex-32"),
+        pytest.param(b"k9Q2xW7mP4nR8tZ1aB3cD5eF7gH9jK2IAEDh", True, id="a-literal-over-32"),
+        pytest.param(b"changeme", False, id="a-placeholder"),
+        pytest.param(b"os.environ", False, id="a-reference"),
+        pytest.param(b"hQzkWpLs9x", True, id="a-short-literal"),
+    ],
+)
+def test_is_secret_value_holds_each_stated_bound(value: bytes, secret: bool) -> None:
+    assert judge.is_secret_value(value, True) is secret
