@@ -170,3 +170,43 @@ def test_a_run_is_in_a_url_up_to_200_bytes_after_its_scheme() -> None:
 )
 def test_a_run_is_in_a_url_only_without_a_break_after_the_scheme(buf: bytes, pos: int, inside: bool) -> None:
     assert generic._in_url(buf, pos) is inside
+
+
+# --- scan_assignments: every keyword match draws one unit; the search resumes where the read stopped --
+
+
+def test_each_keyword_match_costs_one_unit_of_the_stated_budget() -> None:
+    """``pass:`` followed by no value, k times: k matches, each costing one unit of the engine's budget
+    (512 + len // 256, its docstring). At k equal to the budget the scan finishes, one more is refused."""
+    for k, refused in ((524, False), (525, True)):
+        text = "pass: " * k
+        assert 512 + len(text) // 256 == 524
+        assert (_rules(text) == [("scan-budget", 0)]) is refused
+
+
+def test_a_keyword_right_where_the_last_read_stopped_is_still_judged() -> None:
+    # the element is never closed, so ``<token>`` reads no value and stops at its '>'; the next
+    # ``token=`` starts exactly there and is its own assignment
+    assert _rules("<token>token=hQzkWpLs93x\n") == [("secret-assignment", 13)]
+
+
+# --- _public_ranges: a public block without its END line is public to the end of the buffer ----------
+
+
+def test_a_public_key_block_without_its_end_line_is_public_to_the_end() -> None:
+    run = base64.b64encode(hashlib.sha256(b"x").digest()).decode()
+    assert _rules(run) == [("high-entropy", 0)]
+    assert _rules(f"-----BEGIN PUBLIC KEY-----\n{run}\n") == []
+    closed = f"-----BEGIN PUBLIC KEY-----\n{run}\n-----END PUBLIC KEY-----\n"
+    assert _rules(closed + run + "\n") == [("high-entropy", len(closed))]
+
+
+def test_a_sops_value_is_closed_only_by_a_bracket_within_64_kib() -> None:
+    """The ``]`` that ends a SOPS ciphertext is looked for in the 65,536 bytes from ``ENC[``; one
+    further away does not close it, and the ciphertext is then public to the end of the buffer."""
+    run = base64.b64encode(hashlib.sha256(b"x").digest()).decode()
+    head = "ENC[AES256_GCM,data:"
+    for gap, findings in ((65535, [("high-entropy", 65537)]), (65536, [])):
+        text = head + "A" * (gap - len(head)) + "] " + run
+        assert text.index("]") == gap
+        assert _rules(text) == findings
