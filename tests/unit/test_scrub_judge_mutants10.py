@@ -333,3 +333,50 @@ def test_is_wordy_holds_each_stated_bound(value: bytes, wordy: bool) -> None:
 )
 def test_is_secret_value_holds_each_stated_bound(value: bytes, secret: bool) -> None:
     assert judge.is_secret_value(value, True) is secret
+
+
+# --- the stand-in runs (_RUNS strict, _MASK_RUNS loose): exactly as long as their comments state ------
+
+
+@pytest.mark.parametrize(
+    ("value", "stand_in"),
+    [
+        # 6 digits in order, up or down, from either end of the digits; 5 are not enough
+        (b"Zq8L012345Xvw", True),
+        (b"Zq8L456789Xvw", True),
+        (b"Zq8L543210Xvw", True),
+        (b"Zq8L987654Xvw", True),
+        (b"Zq8L45678Xvw", False),
+        (b"Zq8L56789Xvw", False),
+        (b"Zq8L01234Xvw", False),
+        (b"Zq8L43210Xvw", False),
+        # 7 letters in alphabet order, from either end of the alphabet; 6 are not enough
+        (b"K9abcdefg2Q", True),
+        (b"K9tuvwxyz2Q", True),
+        (b"K9abcdef2Q", False),
+        (b"K9uvwxyz2Q", False),
+    ],
+)
+def test_strict_stand_in_runs_are_6_digits_or_7_letters_in_order(value: bytes, stand_in: bool) -> None:
+    assert judge.is_placeholder(value) is stand_in
+
+
+@pytest.mark.parametrize(
+    ("value", "stand_in"),
+    [
+        (b"K9xxxxxx2Qw", True),  # a mask character 6 times
+        (b"K9######2Qw", True),
+        (b"K9......2Qw", True),
+        (b"K9xxxxx2Qw", False),
+        (b"K9ababababab2Q", True),  # a 2-character unit 5 times
+        (b"K9abababab2Q", False),
+        (b"K9qzwqzwqzwqzw2Q", True),  # a 3-character unit 4 times
+        (b"K9qzwqzwqzw2Q", False),
+        (b"K9abcdefg2Q", True),  # 7 letters in alphabet order
+        (b"K9tuvwxyz2Q", True),
+        (b"K9abcdef2Q", False),
+        (b"K9uvwxyz2Q", False),
+    ],
+)
+def test_loose_mask_runs_are_as_long_as_stated(value: bytes, stand_in: bool) -> None:
+    assert judge.is_placeholder(value, strict=False) is stand_in
