@@ -149,7 +149,9 @@ def check_assignment(
         # and the prose is searched on (``TOKEN="the token is ..."``: the sentence's own assignment)
         return op_end
     if vm.group(3) is not None and b" " in value:
-        return vstart + len(value)  # `command substitution`
+        # `command substitution`: a command, not a literal; the literals inside it are still judged
+        # (``API_TOKEN=`gh api --token=...```), so the next stem is searched from its start
+        return vstart
     default = _SHELL_DEFAULT.match(value)
     if default is not None:  # ``${DB_PASSWORD:-s3cret}``: the default is a literal, judged as the value
         value, vstart = default.group(1), vstart + default.start(1)
