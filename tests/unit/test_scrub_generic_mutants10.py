@@ -210,3 +210,19 @@ def test_a_sops_value_is_closed_only_by_a_bracket_within_64_kib() -> None:
         text = head + "A" * (gap - len(head)) + "] " + run
         assert text.index("]") == gap
         assert _rules(text) == findings
+
+
+# --- _random_piece: a one-case random piece of 20 characters or more, glued with - _ . / + = ---------
+
+
+@pytest.mark.parametrize(
+    ("template", "at"),
+    [("{}-21txuqo", 0), ("deploy-{}-prod", 0), ("run {}-ab today", 4), ("ref: {}_qa", 5)],
+)
+def test_a_glued_random_lower_piece_blocks_from_twenty_characters(template: str, at: int) -> None:
+    """``looks_random_lower``'s floor is 20 characters, and a piece of a glued run is judged from that
+    length on: 20 blocks the run where it starts, 19 does not (the found seventh-round survivor)."""
+    piece = "s6xul08pmeofq0o5qczw"
+    assert len(piece) == 20
+    assert _rules(template.format(piece)) == [("high-entropy", at)]
+    assert _rules(template.format(piece[:19])) == []
