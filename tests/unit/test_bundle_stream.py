@@ -178,3 +178,40 @@ def test_split_object_checks_the_size_of_a_value_still_arriving():
     with pytest.raises(ValueTooLarge) as info:
         list(split_object(endless, "r", max_member_bytes=5000, max_element_bytes=99))
     assert info.value.path == "$.a"
+
+
+_hostile_text = st.text(alphabet=st.sampled_from(list('ab"\\{}[]:, \n\té🚀')), max_size=12)
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | _hostile_text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_hostile_text, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    elements=st.lists(_json_values, max_size=5),
+    cuts=st.lists(st.integers(min_value=0, max_value=2_000), max_size=10),
+    ascii_only=st.booleans(),
+)
+def test_split_object_cuts_each_element_exactly_under_any_chunking(elements, cuts, ascii_only):
+    """Each element's bytes are exactly its text in the document, whatever its strings hold (quotes,
+    backslashes, brackets) and wherever the chunks end (a chunk may end inside a string or an escape)."""
+    texts = [json.dumps(e, ensure_ascii=ascii_only).encode() for e in elements]
+    data = b'{"r": [' + b", ".join(texts) + b'], "k": ' + (texts[0] if texts else b"[]") + b"}"
+    parts = list(split_object(chunked(data, cuts), "r", max_member_bytes=10**6, max_element_bytes=10**6))
+    assert [p.raw for p in parts if p.index is not None] == texts
+    assert [json.loads(p.raw) for p in parts if p.index is not None] == elements
+    assert parts[-1].raw == (texts[0] if texts else b"[]")
+
+
+@pytest.mark.parametrize("size", [1, 4, 1 << 16])
+def test_a_container_of_exactly_the_limit_is_cut_and_one_byte_more_is_refused(size):
+    element = b'{"s": "' + b"x" * 50 + b'", "t": ["]", "{"]}'
+    data = b'{"r": [' + element + b"]}"
+    chunks = [data[i : i + size] for i in range(0, len(data), size)]
+    got = [p.raw for p in split_object(chunks, "r", max_member_bytes=99, max_element_bytes=len(element))]
+    assert got == [b"", element]
+    with pytest.raises(ValueTooLarge) as info:
+        list(split_object(chunks, "r", max_member_bytes=99, max_element_bytes=len(element) - 1))
+    assert info.value.path == "$.r[0]"

@@ -21,6 +21,10 @@ _WS = re.compile(rb"[ \t\r\n]*")
 # A complete string, a bracket, or a lone quote (a string cut by the end of the buffer).
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\[\s\S][^"\\]*)*"|[{}\[\]]|"')
 _SCALAR_END = re.compile(rb"[,\]}\s]")
+# Everything up to the next bracket or lone quote: bytes that are neither, and complete strings. A
+# container is cut with one match per bracket instead of one per string (a record has ~26 strings
+# and 4 brackets); the pattern cannot backtrack past a match (nothing follows the star).
+_SKIP = re.compile(rb'(?:[^"{}\[\]]+|"[^"\\]*(?:\\[\s\S][^"\\]*)*")*')
 
 
 class StreamError(ValueError):
@@ -121,25 +125,28 @@ class _Buffer:
     def _container(self, start: int, limit: int, path: str) -> bytes:
         depth = 0
         scan = start
+        skip = _SKIP.match
         while True:
-            for token in _TOKEN.finditer(self.data, scan):
-                char = token.group()
-                if char == b'"':  # a string cut by the end of the buffer: read on, rescan it
-                    scan = token.start()
+            data = self.data
+            size = len(data)
+            while True:
+                scan = skip(data, scan).end()  # type: ignore[union-attr]
+                if scan >= size:
                     break
-                if char in (b"{", b"["):
+                char = data[scan]
+                if char == 34:  # '"': a string cut by the end of the buffer: read on, rescan it
+                    break
+                scan += 1
+                if char == 123 or char == 91:  # '{' '['
                     depth += 1
-                elif char in (b"}", b"]"):
-                    depth -= 1
-                    if depth == 0:
-                        self.pos = token.end()
-                        if self.pos - start > limit:
-                            raise ValueTooLarge(limit, path)
-                        return bytes(self.data[start : self.pos])
-                scan = token.end()
-            else:
-                scan = len(self.data)
-            if scan - start > limit or len(self.data) - start > limit:
+                    continue
+                depth -= 1  # '}' or ']'
+                if depth == 0:
+                    self.pos = scan
+                    if scan - start > limit:
+                        raise ValueTooLarge(limit, path)
+                    return bytes(data[start:scan])
+            if scan - start > limit or size - start > limit:
                 raise ValueTooLarge(limit, path)
             offsets = (start - self.pos, scan - self.pos)
             if not self.more():
