@@ -73,6 +73,13 @@ REQUESTS: list[dict[str, Any]] = [
     {"t": {"Keys": SOME, "ProjectionExpression": "#s", "ExpressionAttributeNames": {**STATE, "#x": "x"}}},
     {"t": {"Keys": SOME, "ProjectionExpression": "state, state"}},
     {"missing": {"Keys": SOME}},
+    # keys the stand-in resolves itself: a key without its range attribute, another key type, extra
+    # attributes, an absent partition next to a present one
+    {"t": {"Keys": [{"pk": {"S": "p"}}]}},
+    {"t": {"Keys": [{"sk": {"S": "r#01"}}]}},
+    {"t": {"Keys": [{"pk": {"N": "1"}, "sk": {"S": "r#01"}}, {"pk": {"S": "p"}, "sk": {"B": b"r#01"}}]}},
+    {"t": {"Keys": [{"pk": {"S": "p"}, "sk": {"S": "r#01"}, "state": {"S": "active"}}]}},
+    {"t": {"Keys": _keys(("absent", "r#01"), ("p", "r#01"))}, "u": {"Keys": _keys(("q", "a"))}},
 ]  # fmt: skip
 
 
@@ -109,7 +116,7 @@ def test_every_batch_get_answers_as_moto_itself_does() -> None:
         assert have == want, request
     # the scenario exercises what it claims: found, absent, refused
     assert any(isinstance(a, dict) and a["Responses"]["t"] for a in got)
-    assert sum(isinstance(a, tuple) for a in got) == 7
+    assert sum(isinstance(a, tuple) for a in got) == 9
 
 
 def test_the_stand_in_is_what_answers() -> None:
@@ -152,3 +159,17 @@ def test_an_answer_past_16_mb_leaves_the_rest_unprocessed(ddb: Any, projection: 
     left = len(resp["UnprocessedKeys"]["t"]["Keys"])
     assert read + left == 50
     assert read * 390_000 <= 16 * 1024 * 1024 < (read + 1) * 390_000
+
+
+def test_a_read_of_an_absent_partition_leaves_the_table_as_it_was(ddb: Any) -> None:
+    """moto's own ``Table.get_item`` adds an empty partition to ``table.items`` for every absent hash
+    key it is asked for; the stand-in's lookup does not (a snapshot of the local stack pickles them)."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    table = dynamodb_backends["123456789012"]["us-east-1"].get_table("t")
+    before = len(table.items)
+    got = ddb.batch_get_item(
+        RequestItems={"t": {"Keys": _keys(*((f"absent-{i}", "r#01") for i in range(20)))}}
+    )
+    assert got["Responses"]["t"] == []
+    assert len(table.items) == before

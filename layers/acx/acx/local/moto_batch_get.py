@@ -9,7 +9,8 @@ protocol needs one conversion on the way out, binaries to base64, so the answer 
 ``moto_query.dumps`` (the Query stand-in's writer), and a projection of top-level attribute names
 (the service's only kind) picks those attributes from the stored item.
 
-Everything else is moto's, in moto's order: at most 100 keys per table and in all, duplicate keys,
+Keys are looked up in the table directly (``_finder``: moto 5.2's ``get_item`` resolution, 4.99 -> 2.55 us per
+key). Everything else is moto's, in moto's order: at most 100 keys per table and in all, duplicate keys,
 the projection parser and its unused-name check, ``AttributesToGet``, the 16 MB answer limit (keys
 past it go to ``UnprocessedKeys``), ``ConsumedCapacity``. A projection with a nested path or a list
 index keeps ``Item.project``. tests/integration/test_moto_batch_get.py pins every answer equal to
@@ -26,6 +27,7 @@ from typing import Any
 MAX_KEYS = 100  # BatchGetItem: "up to 100 items"
 MAX_RESULT_BYTES = 16 * 1024 * 1024  # "A single operation can retrieve up to 16 MB of data"
 _ORIGINAL: dict[str, Any] = {}
+_KEY_TYPES = frozenset(("S", "N", "B"))
 
 
 def _top_level(projection: list[list[str]]) -> list[str] | None:
@@ -36,6 +38,45 @@ def _top_level(projection: list[list[str]]) -> list[str] | None:
             return None
         names.append(path[0])
     return names
+
+
+def _finder(table: Any) -> Any:
+    """``key -> stored Item or None`` for one table: ``DynamoDBBackend.get_item`` without projection,
+    as moto 5.2 resolves it (``get_keys_value`` then ``Table.get_item``), looking the item up without
+    re-finding the table or adding an empty partition to ``table.items`` for an absent hash key.
+
+    py-spy of the 100,000-record presigned ingest: ``get_item`` was 23% of the BatchGetItem path
+    (the merge's reads and the under-lease check read every row key), ``DynamoType.__init__`` a third
+    of it."""
+    from moto.dynamodb.exceptions import MockValidationException
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    hash_attr, range_attr, items = table.hash_key_attr, table.range_key_attr, table.items
+    ranged = bool(table.has_range_key)
+    new = DynamoType.__new__
+
+    def typed(av: Any) -> Any:
+        # A key value is S, N or B (the only key types), so DynamoType.__init__'s list and map
+        # conversions never apply: built directly it is the same object; anything else goes to moto.
+        if type(av) is dict and len(av) == 1:
+            ((tag, value),) = av.items()
+            if tag in _KEY_TYPES:
+                out = new(DynamoType)
+                out.type = tag
+                out.value = value
+                return out
+        return DynamoType(av)
+
+    def find(key: dict[str, Any]) -> Any:
+        if hash_attr not in key or (ranged and range_attr not in key):
+            raise MockValidationException("Validation Exception")
+        hash_key = typed(key[hash_attr])
+        if range_attr:
+            partition = items.get(hash_key)  # .get: a defaultdict adds nothing
+            return partition.get(typed(key[range_attr])) if partition else None
+        return items.get(hash_key)
+
+    return find
 
 
 def _batch_get_item(self: Any) -> Any:
@@ -72,17 +113,16 @@ def _batch_get_item(self: Any) -> Any:
         picked = _top_level(projection) if projection else None
         found: list[Any] = []
         results["Responses"][table_name] = found
+        find = _finder(backend.get_table(table_name)) if keys else None
         for key in keys:
+            stored = find(key)  # type: ignore[misc]
+            if not stored:
+                continue
             if picked is None:
-                item = backend.get_item(table_name, key, projection)
-                if not item:
-                    continue
+                item = stored.project(projection) if projection else stored
                 size = item.size()
                 attrs = item.describe_attrs(attributes_to_get)["Item"]
             else:
-                stored = backend.get_item(table_name, key, None)
-                if not stored:
-                    continue
                 attrs = {n: stored.attrs[n] for n in picked if n in stored.attrs}
                 size = sum(bytesize(n) + v.size() for n, v in attrs.items())
                 if attributes_to_get:
