@@ -112,7 +112,9 @@ def quantise(vector: list[float]) -> tuple[list[int], float]:
             return list(map(code.__getitem__, vector)), peak / 127.0
     peak = max(max(vector, default=0.0), -min(vector, default=0.0))
     if peak == 0.0:
-        return [0] * len(vector), 0.0
+        # Only here with zeros and a NaN that max/min skipped (it came after a zero; zeros alone took
+        # the lookup above): refused with the error round() gives a NaN that comes first.
+        raise ValueError("cannot convert float NaN to integer")
     inv = 127.0 / peak
     return list(map(round, map(inv.__mul__, vector))), peak / 127.0
 
