@@ -206,7 +206,8 @@ class ManifestHasher:
 def sqlar_bytes(sz: int | None, data: bytes | None) -> bytes:
     if data is None:
         return b""
-    data = bytes(data)
+    if not isinstance(data, bytes):  # SQLite keeps TEXT or a number in a BLOB column
+        raise CartridgeError("sqlar entry data is not a blob")
     if sz is None or len(data) == sz:
         return data
     for wbits in (zlib.MAX_WBITS, -zlib.MAX_WBITS):  # stock sqlar (zlib), reference (raw deflate)

@@ -72,7 +72,8 @@ def read(reader: CartridgeReader) -> list[bytes]:
         docs.append(data)
     for att in reader.attestations():
         if att["att_id"] == LEGACY_ATT_ID or att["type"] == LEGACY_ATT_TYPE:
-            docs.append(att["document"].encode("utf-8"))
+            text = att["document"]  # not text (a BLOB in the TEXT column): read as an empty, malformed one
+            docs.append(text.encode("utf-8") if isinstance(text, str) else b"")
     return docs
 
 

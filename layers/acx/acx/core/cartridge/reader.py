@@ -43,6 +43,15 @@ _KEYED_TABLES = (
 )
 
 
+def _shown(value: object) -> str:
+    """A hostile key or ref as a problem message names it: its repr, text or bytes cut at 80."""
+    if isinstance(value, str) and len(value) > 80:
+        value = value[:80] + "..."
+    elif isinstance(value, bytes) and len(value) > 80:
+        value = value[:80] + b"..."
+    return repr(value)
+
+
 @dataclass
 class MemoryRow:
     """One ``memory`` row, its payload parsed."""
@@ -250,7 +259,7 @@ class CartridgeReader:
             return oid_of(data), len(data), "jcs-rfc8785", rows[0][0]
         if kind == "sqlar":
             rows = self._rows("SELECT sz, data FROM sqlar WHERE name = ?", (ref,))
-            if not rows:
+            if not rows or not isinstance(rows[0][1], bytes | None):
                 return None
             data = sqlar_bytes(rows[0][0], rows[0][1])
             return oid_of(data), len(data), "raw", ref.split("/", 1)[0]
@@ -287,6 +296,10 @@ class CartridgeReader:
         for kind, ref, stored_oid, canon_, zone, sz in self._iter(
             "SELECT kind, source_ref, oid, canon, zone, sz FROM objects ORDER BY kind, source_ref"
         ):
+            if not all(isinstance(v, str) for v in (kind, ref, canon_, zone)):
+                # SQLite keeps a BLOB in a TEXT column: such a row names nothing a manifest can hold.
+                rec.note(f"objects row {_shown(ref)}: kind, source_ref, canon and zone must be text")
+                continue
             live = self._live(kind, ref)
             if live is None:
                 rec.note(f"{kind} object {ref}: live content missing")
@@ -354,9 +367,7 @@ class CartridgeReader:
                 "ORDER BY 1"
             )
             for key, n, not_text in self._iter(sql):
-                shown = repr(
-                    key if key is None or len(key) <= 80 else key[:80] + "..."
-                )  # a hostile key's size
+                shown = _shown(key)
                 if not_text:
                     rec.note(f"{what} {shown}: the key is not text")
                 if n > 1:
