@@ -47,7 +47,7 @@ endif
 ACX_FUZZ_EXAMPLES ?= 500
 fuzz: $(STAMP)
 	ACX_FUZZ_EXAMPLES=$(ACX_FUZZ_EXAMPLES) ACX_ST_EXAMPLES=50 ACX_ST_PHASES=examples,coverage,fuzzing,stateful \
-	  $(BIN)/pytest -p no:warnings tests/e2e/test_fuzz_api.py tests/unit/test_fuzz_parsers.py
+	  $(BIN)/pytest -p no:warnings tests/e2e/test_fuzz_api.py tests/unit/core/test_fuzz_parsers.py
 
 # Mutation testing of the core modules that check input or compute hashes (tests/mutation/config.toml):
 # prints the score per module and the survivors, exits 1 below the floor. Not part of `make test`.

@@ -24,7 +24,7 @@ from tests.integration.conftest import (  # type: ignore[import-not-found]
     create_tables,
     log_store,
 )
-from tests.unit.test_bundle import record
+from tests.unit.core.test_bundle import record
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """A cartridge revoked while it was being exported is purged even when S3 refuses the first purge.
 
 S3's DeleteObjects answers 200 and lists failed versions under ``Errors``; ObjectStore.purge retries
-them and then raises PurgeIncomplete (tests/unit/test_objects.py). Here the whole path: the export
+them and then raises PurgeIncomplete (tests/unit/adapters/test_objects.py). Here the whole path: the export
 function's purge fails, the SQS message is redelivered, and the redelivery (the job already revoked)
 purges the object instead of returning early.
 """

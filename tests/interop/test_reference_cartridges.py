@@ -16,7 +16,7 @@ from acx.core import canonical
 from acx.core.signing import LocalEd25519Signer
 from acx.core.trust import evaluate
 from tests.interop.conftest import REFERENCE_CLI, Reference
-from tests.unit.test_trust import registry_for
+from tests.unit.core.test_trust import registry_for
 
 SAMPLE = REFERENCE_CLI.parent.parent / "examples" / "sample-agent-package"
 PUBLISHER = "com.example.peer"

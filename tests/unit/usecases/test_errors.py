@@ -1,7 +1,7 @@
 """usecases.errors and usecases.faults: the answer shape, and what an unexpected failure may show.
 
 The translation of botocore errors into these types is tested with the adapter
-(``tests/unit/test_fault_types.py``); here the use-case side alone, on the service's own types.
+(``tests/unit/usecases/test_fault_types.py``); here the use-case side alone, on the service's own types.
 """
 
 from __future__ import annotations

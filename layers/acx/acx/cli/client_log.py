@@ -117,7 +117,7 @@ def local_checks(api: Api, package: str, state_key: str) -> dict[str, Any]:
 
 
 #: The verification result keys printed in text mode: every one is a field of the server's response
-#: model ``acx.contract.models.LogVerifyResult`` (tests/unit/test_cli_contract.py holds them to it).
+#: model ``acx.contract.models.LogVerifyResult`` (tests/unit/contract/test_cli_contract.py holds them to it).
 VERIFY_DETAIL_KEYS = (
     "size",
     "checked",

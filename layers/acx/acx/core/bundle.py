@@ -193,7 +193,7 @@ class Bundle:
 
 def write_schema(path: Path | None = None) -> Path:
     """Write the bundle JSON Schema (generated from the models) to ``acx/schemas/bundle.schema.json``:
-    how the shipped schema is regenerated (tests/unit/test_bundle.py fails when it is stale)."""
+    how the shipped schema is regenerated (tests/unit/core/test_bundle.py fails when it is stale)."""
     target = path or Path(__file__).resolve().parent.parent / "schemas" / "bundle.schema.json"
     schema = __getattr__("BundleModel").model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

@@ -335,7 +335,7 @@ def __getattr__(name: str) -> Any:
 
 def model_accepts(obj: Any) -> bool:  # imports pydantic inside, as _build_model
     """Decision of the declarative model alone: the oracle validate_record is property-tested against
-    (tests/unit/test_records_guards.py); kept here beside the model it asks. Slower than validate_record."""
+    (tests/unit/core/test_records_guards.py); kept here beside the model it asks. Slower than validate_record."""
     from pydantic import ValidationError
 
     try:
@@ -347,5 +347,5 @@ def model_accepts(obj: Any) -> bool:  # imports pydantic inside, as _build_model
 
 def record_json_schema() -> dict[str, Any]:
     """JSON Schema of one memory record: the source of the shipped ``acx/schemas/record.schema.json``
-    (tests/unit/test_cli_contract.py fails when the two differ)."""
+    (tests/unit/contract/test_cli_contract.py fails when the two differ)."""
     return __getattr__("MemoryRecord").model_json_schema()  # type: ignore[no-any-return]

@@ -146,7 +146,7 @@ def _key_marker(key: Any) -> Any:
     One pass, and the two-attribute key (the service's ``pk``/``sk``) ordered by one comparison
     instead of ``sorted``: ~3x less CPU for the ~100,000 markers of a 20,000-record ingest (BatchGetItem
     duplicate checks and BatchWriteItem's). The same marker as the generator and ``sorted`` form it
-    replaces (tests/unit/test_local_key_marker.py compares them on every key form)."""
+    replaces (tests/unit/local/test_key_marker.py compares them on every key form)."""
     if isinstance(key, dict):
         parts = []
         for name, av in key.items():

@@ -1,0 +1,451 @@
+"""The prefiltered provider scan against a reference that has no prefilter and no windows.
+
+``engine._scan_providers`` runs a provider rule only near a hit of one of its triggers (one RE2
+alternation over the buffer), anchored at the trigger or searching a small window before it. The
+reference below runs EVERY provider rule's own regex over the WHOLE buffer and keeps the matches the
+same value check accepts. On realistic inputs the two must report the same secrets, at the same
+places: a trigger made case-sensitive or lost, a window narrowed, a regex trigger whose later
+alternatives go unseen, a hit skipped or a literal bucket missed all lose a secret the reference
+finds. Inputs: every provider rule's own regex generates secrets (the generator of
+``test_scrub_triggers_mutants7``) in several places, and the shared gitleaks corpus; both joined by NUL
+the way ``scrub._Batch`` joins the strings of a bundle.
+
+Two differences are by design and left out of the comparison: a match longer than the window after
+its trigger (600 bytes; 6,000 for the multi-line formats) is cut at the window's end, and a keyword
+shorter than 3 characters (intra42's ``42``) is no trigger.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import random
+import re
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from acx.core.scrub import engine, generic, scan_text
+from acx.core.scrub.engine import BLOCK, WARN, _check_value, _keyword_at_word_edge, compiled
+from acx.core.scrub.rules import RULES
+from tests.unit.core.scrub.test_triggers_mutants7 import cases
+
+ROOT = Path(__file__).resolve().parents[4]
+CORPUS = ROOT.parent / "shared" / "corpora" / "secrets-gitleaks.json"
+_LONGEST = 400  # reference matches longer than this are cut by the window after a trigger (by design)
+_SHORT_KEYWORD = {i for i, r in enumerate(RULES) if r.keyword and r.id == "intra42-client-secret"}
+
+
+def reference(buf: bytes) -> set[tuple[str, int, int]]:
+    """Every provider rule's regex over the whole buffer (no prefilter, no window), value-checked."""
+    c = compiled()
+    out: set[tuple[str, int, int]] = set()
+    for index in range(len(RULES)):
+        regex = c.rule(index)
+        for m in regex.finditer(buf):
+            s, e = m.span(regex.groups)
+            if s >= 0 and _check_value(index, m, buf):
+                out.add((RULES[index].id, s, e))
+    return out
+
+
+def prefiltered(buf: bytes) -> set[tuple[str, int, int]]:
+    spans: list = []
+    engine._scan_providers(buf, compiled(), spans, [1 << 30])
+    return {(rule, s, e) for rule, s, e, _ in spans}
+
+
+def _comparable(found: set[tuple[str, int, int]]) -> set[tuple[str, int, int]]:
+    return {(r, s, e) for r, s, e in found if e - s <= _LONGEST and r not in engine._LONG_RULES}
+
+
+# --- keyword rules: where the keyword may stand (engine._keyword_at_word_edge) -------------------
+# The byte before the keyword is not an ASCII letter, unless it is a lower-case letter and the keyword
+# starts with a capital (a camel-case word starts there); and the keyword does not end in a capital with
+# a lower-case letter right after it (it would end inside the next camel-case word), unless the keyword
+# is all capitals. Checked on every byte at both edges against that statement in ``bytes`` methods.
+
+_ALL = range(256)
+
+
+def _letter(b: int) -> bool:
+    return bytes([b]).isalpha()
+
+
+def _lower(b: int) -> bool:
+    return bytes([b]).islower()
+
+
+def _upper(b: int) -> bool:
+    return bytes([b]).isupper()
+
+
+def _start_ok(prev: int, first: int) -> bool:
+    return not _letter(prev) or (_lower(prev) and _upper(first))
+
+
+def _end_ok(keyword: bytes, nxt: int) -> bool:
+    return not (_lower(nxt) and _upper(keyword[-1]) and not keyword.isupper())
+
+
+@pytest.mark.parametrize("first", [ord(c) for c in "aAzZmM_0"] + [64, 91, 96, 123])
+def test_the_byte_before_a_keyword_decides_its_start_edge(first: int) -> None:
+    keyword = bytes([first]) + b"key"
+    for prev in _ALL:
+        buf = b"x" + bytes([prev]) + keyword + b" = v"
+        assert _keyword_at_word_edge(buf, 2, 2 + len(keyword)) == _start_ok(prev, first), (prev, first)
+
+
+@pytest.mark.parametrize(
+    "keyword", [b"keY", b"keA", b"keZ", b"KEY", b"kEY", b"Key", b"key", b"ke@", b"ke[", b"KE`", b"ke{", b"k"]
+)
+def test_the_byte_after_a_keyword_decides_its_end_edge(keyword: bytes) -> None:
+    for nxt in _ALL:
+        buf = b" " + keyword + bytes([nxt]) + b"x"
+        assert _keyword_at_word_edge(buf, 1, 1 + len(keyword)) == _end_ok(keyword, nxt), (keyword, nxt)
+
+
+def test_a_keyword_at_either_end_of_the_buffer_is_at_an_edge() -> None:
+    for keyword in (b"Key", b"keY", b"KEY", b"key"):
+        assert _keyword_at_word_edge(keyword, 0, len(keyword))
+        assert _keyword_at_word_edge(b"a" + keyword, 1, 1 + len(keyword)) == _start_ok(ord("a"), keyword[0])
+        assert _keyword_at_word_edge(keyword + b"a", 0, len(keyword)) == _end_ok(keyword, ord("a"))
+
+
+VALUE = hashlib.sha256(b"twitter").hexdigest()[:50]
+
+
+@pytest.mark.parametrize(
+    ("name", "named"),
+    [
+        ("twitter_secret", True),
+        ("TWITTER_SECRET", True),
+        ("myTwitterSecret", True),
+        ("my_twitter_secret", True),
+        ("mytwitter_secret", False),  # inside another word
+        ("MYTWITTER_SECRET", False),
+        ("twitterSecret", True),
+    ],
+)
+def test_a_keyword_rule_names_a_value_only_when_its_keyword_stands_at_a_word_edge(
+    name: str, named: bool
+) -> None:
+    text = f"{name} = {VALUE}"
+    rules = {f.rule for f in scan_text(text)}
+    assert ("twitter-api-secret" in rules) is named, rules
+
+
+# --- the value check after a provider rule matched (engine._check_value) --------------------------
+
+_B62 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _github(body30: str) -> str:
+    """A GitHub token as GitHub mints them: 30 random characters, then their CRC32 in 6 base62 digits."""
+    value, digits = zlib.crc32(body30.encode()), bytearray()
+    while value:
+        value, rem = divmod(value, 62)
+        digits.insert(0, _B62[rem])
+    return "ghp_" + body30 + bytes(digits).rjust(6, b"0").decode()
+
+
+RANDOM36 = "Zq8Lm3Xv9Rt2Wp7Ny4Kb9Rt2Wp7Qa5Hc0d12"  # no valid checksum
+GITHUB_TOKEN = f"ghp_{RANDOM36}"
+
+
+def _rules_at(text: str) -> set[tuple[str, int]]:
+    return {(f.rule, f.offset) for f in scan_text(text)}
+
+
+def test_a_token_with_a_valid_checksum_is_named_even_when_it_looks_typed() -> None:
+    """Eight equal characters in a row are typed, not drawn (a stand-in), unless the GitHub checksum
+    holds: then it is a real token whatever it looks like. Without the checksum it is a stand-in."""
+    real = _github("aaaaaaaa" + "Zq8Lm3Xv9Rt2Wp7Ny4Kb9R")
+    assert ("github-pat", 2) in _rules_at(f"x {real} y")
+    forged = real[:-1] + ("A" if real[-1] != "A" else "B")
+    assert ("github-pat", 2) not in _rules_at(f"x {forged} y")
+    assert ("github-pat", 2) in _rules_at(f"x ghp_{RANDOM36} y")
+
+
+@pytest.mark.parametrize("tail", ["####", "****", "xxxx", "XXXX", "...."])
+def test_a_token_running_on_into_a_mask_is_a_masked_example(tail: str) -> None:
+    """``ghp_...####``: the four bytes right after the match are a mask, so the token is an example
+    with its end blanked out. Three mask characters are not a mask: the token is named."""
+    token = f"ghp_{RANDOM36}"
+    assert ("github-pat", 2) not in _rules_at(f"x {token}{tail} y")
+    assert ("github-pat", 2) not in _rules_at(f"x {token}{tail}")
+    if tail[0] in "#*.":
+        assert ("github-pat", 2) in _rules_at(f"x {token}{tail[:3]} y")
+
+
+@pytest.mark.parametrize("ext", ["png", "jpg", "jpeg", "ico", "css", "js", "map", "woff2", "html"])
+def test_a_token_shaped_asset_fingerprint_is_a_file_name(ext: str) -> None:
+    """``ghp_<36>.png`` is a fingerprinted asset file name; ``.pngx`` is not an asset extension."""
+    token = f"ghp_{RANDOM36}"
+    assert ("github-pat", 2) not in _rules_at(f"x {token}.{ext} y")
+    assert ("github-pat", 2) in _rules_at(f"x {token}.{ext}x y")
+
+
+@pytest.mark.parametrize(
+    ("name", "named"),
+    [
+        ("twitteRish_secret", False),
+        ("TWITTERish_secret", True),
+        ("twitter_Secret", True),
+        ("xtwitter_secret", False),
+    ],
+)
+def test_the_keyword_itself_decides_the_edge_not_the_whole_match(name: str, named: bool) -> None:
+    """The edge is judged at the keyword (``twitteR`` then ``ish``: inside a camel-case word), never
+    at the end of the value or of the whole match."""
+    text = f"{name} = {VALUE}"
+    assert (("twitter-api-secret", len(name) + 3) in _rules_at(text)) is named
+
+
+@pytest.mark.parametrize("value", ["a" * 50, "0" * 50, "example" * 7 + "x"])
+def test_a_weak_value_after_a_keyword_is_not_named(value: str) -> None:
+    assert ("twitter-api-secret", 17) not in _rules_at(f"twitter_secret = {value}")
+
+
+PASSWORD = "Xk9mQ2vL7pRt4Wz"
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        (f"curl -u admin:{PASSWORD} https://api.example", True),
+        (f"curl -u admin:{PASSWORD[:7]}:{PASSWORD[7:]} https://api.example", True),  # a colon in it
+        (f'curl -u ":{PASSWORD}" https://api.example', True),  # no user
+        (f'curl -u "{PASSWORD}:" https://api.example', True),  # the password given as the user
+        (f"curl -u <username>:{PASSWORD} https://api.example", False),  # template syntax
+        ("curl -u admin:<password> https://api.example", False),
+        ("curl -u admin:$PASSWORD https://api.example", False),
+        ("curl -u admin:{password} https://api.example", False),
+        ("curl -u admin:[password] https://api.example", False),
+        ("curl -u admin:password https://api.example", False),
+    ],
+)
+def test_curl_user_and_password(command: str, named: bool) -> None:
+    text = f"run: {command}"
+    assert ("curl-auth-user" in {r for r, _ in _rules_at(text)}) is named, _rules_at(text)
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        (f"mysql -u root -p{PASSWORD} shop", True),
+        ("mysql -u root -p$DB_PASSWORD shop", False),
+        ("mysql -u root -p{{db_password}} shop", False),
+        ("mysql -u root -p%DB_PASSWORD% shop", False),
+        ("mysql -u root -ppassword shop", False),
+    ],
+)
+def test_a_command_line_password_must_be_a_literal_secret(command: str, named: bool) -> None:
+    text = f"run: {command}"
+    assert ("mysql-cli-password" in {r for r, _ in _rules_at(text)}) is named, _rules_at(text)
+
+
+HEADER = "-----BEGIN RSA PRIVATE KEY-----"
+KEY_LINE = "MIIEowIBAAKCAQEA0Zq8Lm3Xv9Rt2Wp7Ny4Kb9Qa5Hc0d2LmQz8"
+
+
+@pytest.mark.parametrize("lead", ["", "key: ", "x" * 70 + "\n"])
+def test_a_private_key_header_is_named_unless_an_empty_block_follows(lead: str) -> None:
+    """The header alone counts (a key cut off); a block whose END line follows with no key material
+    between is a stand-in, wherever the header stands; key material between is a key."""
+    at = len(lead)
+    assert ("private-key", at) in _rules_at(f"{lead}{HEADER}\n")
+    assert ("private-key", at) not in _rules_at(f"{lead}{HEADER}\n-----END RSA PRIVATE KEY-----\n")
+    assert ("private-key", at) not in _rules_at(f"{lead}{HEADER}\nanything\n-----END RSA PRIVATE KEY-----\n")
+    assert ("private-key", at) in _rules_at(f"{lead}{HEADER}\n{KEY_LINE}\n-----END RSA PRIVATE KEY-----\n")
+
+
+@pytest.mark.parametrize(("gap", "named"), [(392, False), (393, True)])
+def test_an_end_line_counts_only_within_400_bytes_of_the_header(gap: int, named: bool) -> None:
+    """``-----END`` must begin within the 400 bytes after the header (and end inside them) to make
+    an empty block of it; further on, the header stands alone and is named."""
+    filler = ("word " * 100)[: gap - 1] + "\n"
+    text = f"{HEADER}{filler}-----END CERTIFICATE-----\n"
+    assert text.index("-----END") - len(HEADER) == gap
+    assert (("private-key", 0) in _rules_at(text)) is named
+
+
+# --- offsets of a normalised (non-ASCII) buffer map back to its own bytes (engine.scan_bytes) ------
+
+
+@pytest.mark.parametrize("template", ["é x {} ü", "é {}", "ü{}é", "{} — done"])
+def test_a_finding_in_a_non_ascii_buffer_spans_the_secret_in_the_original_bytes(template: str) -> None:
+    """A buffer that is not ASCII is normalised before the scan: each span is mapped back, start and
+    end, to the original bytes (the end of the buffer when the secret ends it)."""
+    buf = template.format(GITHUB_TOKEN).encode()
+    start = buf.index(b"ghp_")
+    assert engine.scan_bytes(buf) == [("github-pat", start, start + len(GITHUB_TOKEN), BLOCK)]
+
+
+def test_a_finding_inside_one_expanded_character_is_at_least_that_characters_first_byte() -> None:
+    """NFKC expands the ligature ``ﬁ`` (3 bytes) into ``fi``: a match of ``f`` maps back into that one
+    character and is reported as a span of at least one byte starting at it."""
+    buf = "aa ﬁ bb".encode()
+    assert engine.scan_bytes(buf, re.compile(b"f")) == [("forbidden-literal", 3, 4, BLOCK)]
+    assert engine.scan_bytes(buf, re.compile(b"fi")) == [("forbidden-literal", 3, 6, BLOCK)]
+
+
+# --- the scan budget: 512 + len // 256 steps (engine docstring) -----------------------------------
+
+
+@pytest.mark.parametrize(("pad", "refused"), [(250, False), (249, True), (0, True)])
+def test_the_budget_is_512_plus_one_step_per_256_bytes(pad: int, refused: bool) -> None:
+    """Each ``Q~`` (the Azure AD client-secret trigger) is one candidate and runs its one rule: two
+    steps. 258 of them are 516 steps: a buffer of 1,024 bytes (a budget of 512 + 4) holds them and is
+    judged (clean), one of 1,023 bytes (512 + 3) is refused whole."""
+    text = "Q~ " * 258 + " " * pad
+    assert ([f.rule for f in scan_text(text)] == ["scan-budget"]) is refused
+    assert [f.rule for f in scan_text("Q~ " * 257)] == []
+
+
+def test_a_trigger_one_byte_into_another_is_a_candidate_of_its_own() -> None:
+    """``bintray`` (a JFrog keyword) holds ``intra`` (intra42's) one byte in: each word is two
+    candidates, and 120 of them spend the budget that 120 ``jfrog`` words of the same length (one
+    candidate each, the same rules) do not."""
+    assert [f.rule for f in scan_text("bintray " * 120)] == ["scan-budget"]
+    assert [f.rule for f in scan_text("jfrog   " * 120)] == []
+
+
+@pytest.mark.parametrize(("pad", "left"), [(250, 0), (249, -1)])
+def test_the_generic_passes_run_while_the_budget_is_not_exceeded(
+    monkeypatch: pytest.MonkeyPatch, pad: int, left: int
+) -> None:
+    """The budget is exceeded when it is below zero: spent exactly (the 258 ``Q~`` above in 1,024
+    bytes leave 0), the URI, assignment and random-run passes still run, each seeing what is left;
+    one step over (1,023 bytes), none of them runs and the buffer is refused."""
+    seen: list[tuple[str, int]] = []
+    for name in ("scan_uris", "scan_assignments", "scan_runs"):
+        real = getattr(generic, name)
+
+        def record(*args: object, _name: str = name, _real: object = real) -> object:
+            seen.append((_name, args[-1][0]))  # type: ignore[index]
+            return _real(*args)  # type: ignore[operator]
+
+        monkeypatch.setattr(generic, name, record)
+    found = [f.rule for f in scan_text("Q~ " * 258 + " " * pad)]
+    if left == 0:
+        assert seen == [("scan_uris", 0), ("scan_assignments", 0), ("scan_runs", 0)]
+        assert found == []
+    else:
+        assert seen == []
+        assert found == ["scan-budget"]
+
+
+@pytest.mark.parametrize(("pad", "named"), [(465, False), (466, True)])
+def test_each_hit_is_judged_while_the_budget_is_not_exceeded(pad: int, named: bool) -> None:
+    """The budget is checked after each hit's rules ran: 258 ``Q~`` (two steps each, after the
+    prefilter's 259 candidates) then a GitHub token. In 1,280 bytes (a budget of 517) the Q~ leave it
+    spent exactly and the token is still judged and named; in 1,279 bytes (516) they exceed it and
+    no later hit is judged. Both are refused."""
+    text = "Q~ " * 258 + " " * pad + GITHUB_TOKEN
+    found = [(f.rule, f.offset) for f in scan_text(text)]
+    assert (
+        found == [("scan-budget", 0), ("github-pat", text.index("ghp_"))] if named else [("scan-budget", 0)]
+    )
+
+
+# --- one finding per secret (engine._dedupe) ---------------------------------------------------
+
+_NAMES = ["github-pat", "jwt", "secret-assignment", "high-entropy", "aws-secret-access-key", "home-path"]
+_NAMES += ["connection-string-password", "uri-credentials"]
+_SPANS = st.lists(
+    st.tuples(
+        st.sampled_from(_NAMES),
+        st.integers(0, 20000),
+        st.integers(1, 6000),
+        st.sampled_from([BLOCK, WARN]),
+    ).map(lambda t: (t[0], t[1], t[1] + t[2], t[3])),
+    max_size=12,
+)
+
+
+def _one_per_secret(spans: list) -> list:
+    """In offset order (then rule), each (rule, offset) once; a generic finding dropped where a
+    specific block finding (any rule not generic) overlaps it; high-entropy dropped on an AWS secret."""
+    out, seen = [], set()
+    blocks = [(s, e) for rule, s, e, sev in spans if sev == BLOCK and rule not in engine._GENERIC]
+    aws = [(s, e) for rule, s, e, _ in spans if rule == "aws-secret-access-key"]
+    for rule, s, e, sev in sorted(spans, key=lambda sp: (sp[1], sp[0])):
+        if (rule, s) in seen:
+            continue
+        if rule in engine._GENERIC and any(bs < e and be > s for bs, be in blocks):
+            continue
+        if rule == "high-entropy" and any(a < e and b > s for a, b in aws):
+            continue
+        seen.add((rule, s))
+        out.append((rule, s, e, sev))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(spans=_SPANS)
+def test_findings_are_one_per_secret_in_offset_order(spans: list) -> None:
+    assert engine._dedupe(list(spans)) == _one_per_secret(spans)
+
+
+def test_a_generic_hit_inside_a_long_specific_one_is_dropped_past_a_shorter_one() -> None:
+    """The look back walks every specific span that starts before the hit (up to 8 KiB back), not
+    only the nearest one: a short span in between does not hide the long one covering the hit."""
+    spans = [("private-key", 0, 5000, BLOCK), ("jwt", 100, 200, BLOCK), ("high-entropy", 4000, 4100, BLOCK)]
+    assert [sp[0] for sp in engine._dedupe(list(spans))] == ["private-key", "jwt"]
+    touching = [
+        ("jwt", 100, 200, BLOCK),
+        ("high-entropy", 200, 300, BLOCK),
+        ("secret-assignment", 50, 100, BLOCK),
+    ]
+    assert engine._dedupe(list(touching)) == sorted(touching, key=lambda sp: sp[1])
+
+
+# --- the differential: prefiltered against unfiltered (slowest, last) -----------------------------
+
+
+@functools.cache
+def _generated() -> list[str]:
+    texts: list[str] = []
+    for index in range(len(RULES)):
+        if index in _SHORT_KEYWORD:
+            continue
+        texts.extend(text for text, _ in cases(index, 6))
+    random.Random(9).shuffle(texts)
+    return texts
+
+
+def _chunks(texts: list[str], size: int = 40) -> list[bytes]:
+    return ["\n\x00".join(texts[k : k + size]).encode() for k in range(0, len(texts), size)]
+
+
+def _assert_same(buf: bytes) -> None:
+    want, got = _comparable(reference(buf)), _comparable(prefiltered(buf))
+    missed = [(r, buf[max(0, s - 30) : e][:120]) for r, s, e in sorted(want - got)]
+    extra = [(r, buf[max(0, s - 30) : e][:120]) for r, s, e in sorted(got - want)]
+    assert not missed and not extra, (missed[:3], extra[:3])
+
+
+def test_generated_secrets_of_every_rule_are_reported_exactly_where_the_unfiltered_scan_puts_them() -> None:
+    assert len(_generated()) > 5000
+    for buf in _chunks(_generated()):
+        _assert_same(buf)
+
+
+def test_generated_secrets_in_upper_and_lower_case_still_match_the_unfiltered_scan() -> None:
+    """Providers' names come in any case (``VERCEL_TOKEN``, ``vercel_token``): a literal trigger is
+    matched case-insensitively, so a case-insensitive rule's secret is found whatever the case."""
+    for variant in (str.upper, str.lower, str.swapcase):
+        for buf in _chunks([variant(t) for t in _generated()[::3]]):
+            _assert_same(buf)
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="shared corpus not present")
+def test_the_gitleaks_corpus_matches_the_unfiltered_scan() -> None:
+    texts = [it["text"] for it in json.loads(CORPUS.read_text(encoding="utf-8"))]
+    for buf in _chunks(texts, 60):
+        _assert_same(buf)
