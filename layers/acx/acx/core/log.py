@@ -3,8 +3,8 @@
 Each write is one entry ``{v, actor, chainKey, seq, operation, tier, contentHash, createdAt, covers?}``
 plus the optional fields of :data:`OPTIONAL` (who wrote it for which agent, valid time, trust state, a
 review decision); its hash is ``sha256(canonical({prevHash, ...payload}))`` in hex. The chain hashes
-the *content hash*, never the plaintext, so forgetting a record erases its text while every link still verifies. The Merkle
-leaves are the entry hash bytes.
+the *content hash*, never the plaintext, so forgetting a record erases its text while every link still
+verifies. The Merkle leaves are the entry hash bytes.
 
 The chain alone does not stop an attacker who rewrites every entry consistently from a point on: the
 signed checkpoint and the witnessed size do that (see :mod:`acx.core.checkpoint`, ``usecases.verify``).
