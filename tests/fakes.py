@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from acx.adapters.log_store import AppendResult, ForgetResult
+from acx.adapters.log_store import AppendResult, ForgetResult, attribution
 from acx.adapters.search_index import Manifest, ManifestConflict, SearchIndexStore, SegmentMissing
 from acx.config import Settings
 from acx.core import forgetting, merkle
@@ -90,6 +90,8 @@ class FakeRows:
         tag: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        trust: str | None = None,
+        agent: str | None = None,
     ) -> tuple[list[ListedRecord], str | None]:
         start = base64.urlsafe_b64decode(cursor.encode()).decode() if cursor else None
         if start is not None and not start.startswith("r#"):
@@ -101,8 +103,10 @@ class FakeRows:
             row = self.by_package[ref][rid]
             if row.state != "active" or (zone and row.zone != zone) or (tag and tag not in row.tags):
                 continue
+            if (trust and row.trust != trust) or (agent and row.agent != agent):
+                continue
             assert row.record is not None
-            out.append(ListedRecord(rid, dumps_record(row.record)))
+            out.append(ListedRecord(rid, dumps_record(row.record), row.trust, row.actor, row.agent))
             if len(out) >= limit:
                 return out, base64.urlsafe_b64encode(f"r#{rid}".encode()).decode()
         return out, None
@@ -147,6 +151,9 @@ class FakeLog:
 
     def admin_lock(self, ref: PackageRef) -> dict[str, Any] | None:
         return {"locked": self.locks[ref]} if ref in self.locks else None
+
+    def policy(self, ref: PackageRef) -> str | None:
+        return None  # never set: the default (review none)
 
     def set_admin_lock(self, ref: PackageRef, actor: str, locked: bool, content_hash: str) -> Appended:
         self.locks[ref] = locked
@@ -305,6 +312,7 @@ class ChainedRows(FakeRows):
         self.slots: dict[PackageRef, dict[str, str]] = {}
         self.stones: dict[PackageRef, dict[str, int]] = {}  # "k#"/"i#"/"f#" + key -> forget seq
         self.bands: dict[PackageRef, dict[str, dict[str, tuple[tuple[int, ...], int]]]] = {}
+        self.policies: dict[PackageRef, str] = {}
 
     def of(self, ref: PackageRef) -> dict[str, LogRow]:
         return self.by_package.setdefault(ref, {})
@@ -333,6 +341,31 @@ class ChainedRows(FakeRows):
 
     def active_ids(self, ref: PackageRef, ids: Iterable[str]) -> set[str]:
         return set(self.active_records(ref, ids))
+
+    def active_listed(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, ListedRecord]:
+        rows = self.of(ref)
+        return {
+            i: ListedRecord(i, dumps_record(rows[i].record), rows[i].trust, rows[i].actor, rows[i].agent)
+            for i in ids
+            if i in rows and rows[i].active and rows[i].record
+        }
+
+    def review_queue(
+        self, ref: PackageRef, limit: int, cursor: str | None = None
+    ) -> tuple[list[LogRow], str | None]:
+        """LogStore's queue: candidates by seq; the cursor is ``q#<seq>`` of the last one."""
+        if cursor is not None and not (cursor.startswith("q#") and cursor[2:].isdigit()):
+            raise ValueError("invalid cursor")
+        after = int(cursor[2:]) if cursor else -1
+        queue = sorted(
+            (r for r in self.of(ref).values() if r.active and r.trust == "candidate"), key=lambda r: r.seq
+        )
+        page = [r for r in queue if r.seq > after][:limit]
+        more = len([r for r in queue if r.seq > after]) > limit
+        return page, (f"q#{page[-1].seq:012d}" if more and page else None)
+
+    def policy(self, ref: PackageRef) -> str | None:
+        return self.policies.get(ref)
 
     def rows(self, ref: PackageRef) -> Iterator[LogRow]:
         return iter([self.of(ref)[k] for k in sorted(self.of(ref))])
@@ -483,6 +516,7 @@ class ChainedLog:
         expected: dict[str, int | None] | None = None,
         expected_slots: dict[str, str | None] | None = None,
         guard: Callable[[], None] | None = None,
+        agent: str | None = None,
     ) -> AppendResult:
         if not writes and not files:
             raise ValueError("an operation must write at least one record or file")
@@ -496,9 +530,24 @@ class ChainedLog:
         if guard is not None and self.may_have_tombstones(ref):
             guard()  # LogStore skips it where the head proves no forget was ever claimed
         self.appends += 1
-        specs = [EntrySpec("remember", w.zone, logcore.content_hash(w.record), f"r#{w.id}") for w in writes]
+        specs = [
+            EntrySpec(
+                "remember",
+                w.zone,
+                logcore.content_hash(w.record),
+                f"r#{w.id}",
+                extra=attribution(agent, w.trust),
+            )
+            for w in writes
+        ]
         specs += [
-            EntrySpec("remember", "file", logcore.file_content_hash(f.path, f.content), f"f#{f.path}")
+            EntrySpec(
+                "remember",
+                "file",
+                logcore.file_content_hash(f.path, f.content),
+                f"f#{f.path}",
+                extra=attribution(agent),
+            )
             for f in files
         ]
         plan = self._commit(ref, actor, specs)
@@ -513,6 +562,7 @@ class ChainedLog:
                 w.id, e.seq, e.content_hash, e.hash, "active", w.record, w.slot, w.zone,
                 tags=list(w.record.get("tags", [])), past_slots=list(w.past_slots),
                 past_ids=list(w.past_ids), knowledge=w.knowledge, past_keys=list(w.past_keys),
+                trust=e.payload.get("trust", "belief"), actor=e.payload["actor"], agent=e.payload.get("agent"),
             )  # fmt: skip
             slots[w.slot] = w.id
         for f, e in zip(files, plan.entries[len(writes) :], strict=True):
@@ -529,6 +579,7 @@ class ChainedLog:
         record_id: str | None = None,
         content_hash: str | None = None,
         tombstones: Callable[[LogRow], Tombstones] | None = None,
+        agent: str | None = None,
     ) -> ForgetResult:
         rows = self.rows.of(ref)
         target = rows.get(record_id) if record_id is not None else None
@@ -550,7 +601,14 @@ class ChainedLog:
             )
         stones = [tombstones(v) for v in victims] if tombstones else []
         specs = [
-            EntrySpec("forget", v.zone or "save", v.content_hash, v.key, logcore.Covers(v.seq, v.entry_hash))
+            EntrySpec(
+                "forget",
+                v.zone or "save",
+                v.content_hash,
+                v.key,
+                logcore.Covers(v.seq, v.entry_hash),
+                attribution(agent),
+            )
             for v in victims
         ]
         plan = self._commit(ref, actor, specs)
@@ -595,6 +653,56 @@ class ChainedLog:
             f, seq=e.seq, entry_hash=e.hash, state="tombstoned", content=None, forgotten_seq=f.seq
         )
         return f, plan
+
+    # review (LogStore.policy, set_policy, review: the same entries, no lease)
+    def policy(self, ref: PackageRef) -> str | None:
+        return self.rows.policy(ref)
+
+    def set_policy(
+        self, ref: PackageRef, actor: str, review: str, content_hash: str, agent: str | None = None
+    ) -> AppendResult:
+        if self.locks.get(ref):
+            raise Locked("package is locked")
+        plan = self._commit(
+            ref, actor, [EntrySpec("policy", "package", content_hash, None, extra=attribution(agent))]
+        )
+        self.rows.policies[ref] = review
+        return AppendResult(
+            plan.first_seq, plan.size - 1, plan.size, self.checkpoints.at(ref, plan.size) or ""
+        )
+
+    def review(
+        self,
+        ref: PackageRef,
+        actor: str,
+        record_id: str,
+        decision: str,
+        seen_seq: int,
+        agent: str | None = None,
+    ) -> AppendResult:
+        if self.locks.get(ref):
+            raise Locked("package is locked")
+        if self.conflicts:
+            self.conflicts -= 1
+            raise Conflict("another writer claimed first")
+        row = self.rows.of(ref).get(record_id)
+        if row is None or not row.active or row.seq != seen_seq or row.trust != "candidate":
+            raise Conflict("the candidate changed since it was read")
+        extra = (("decision", decision), *attribution(agent))
+        spec = EntrySpec(
+            "review",
+            row.zone or "save",
+            row.content_hash,
+            None,
+            logcore.Covers(row.seq, row.entry_hash),
+            extra,
+        )
+        plan = self._commit(ref, actor, [spec])
+        if decision == "approve":
+            self.rows.of(ref)[record_id] = dataclasses.replace(row, trust="belief", reviewer=actor)
+        return AppendResult(
+            plan.first_seq, plan.size - 1, plan.size, self.checkpoints.at(ref, plan.size) or ""
+        )
 
 
 def ingest_records(deps: Deps, ref: PackageRef, *records: dict[str, Any], **extra: Any) -> IngestSummary:

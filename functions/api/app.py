@@ -148,12 +148,19 @@ def post_bundle(pkg: PkgPath, onForgotten: Annotated[str, Query(pattern=r"^(refu
                 "bodySha256": hashlib.sha256(body).hexdigest() + ("" if onForgotten == "refuse" else "+skip"),
                 "actor": principal.actor,
                 "onForgotten": onForgotten,
+                "agent": principal.agent,
             },
             body=body,
         )
     else:
         summary = ingest_bundle(
-            _deps(), principal.tenant, pkg, principal.actor, body, on_forgotten=onForgotten
+            _deps(),
+            principal.tenant,
+            pkg,
+            principal.actor,
+            body,
+            on_forgotten=onForgotten,
+            agent=principal.agent,
         ).to_dict()
     metrics.add_metric(name="RecordsIngested", unit=MetricUnit.Count, value=summary["accepted"])
     metrics.add_metric(name="RecordsMerged", unit=MetricUnit.Count, value=summary["merged"])
@@ -200,6 +207,7 @@ def _ingest_request(request: dict[str, Any], body: bytes) -> dict[str, Any]:
         request["actor"],
         body,
         on_forgotten=request.get("onForgotten", "refuse"),
+        agent=request.get("agent"),
     ).to_dict()
 
 
@@ -250,7 +258,12 @@ def post_upload(pkg: PkgPath, onForgotten: Annotated[str, Query(pattern=r"^(refu
 
     principal = _caller(c.SCOPE_WRITE, pkg)
     req = _request(UploadRequest, c.MAX_SMALL_BODY_BYTES)
-    return _json(201, create_upload(_deps(), principal.tenant, pkg, principal.actor, req.size, onForgotten))
+    return _json(
+        201,
+        create_upload(
+            _deps(), principal.tenant, pkg, principal.actor, req.size, onForgotten, principal.agent
+        ),
+    )
 
 
 @app.get("/v1/packages/<pkg>/uploads")
@@ -272,6 +285,10 @@ def get_upload(
     return upload_status(_deps(), principal.tenant, pkg, uploadId)
 
 
+Trust = Annotated[str | None, Query(pattern=r"^(belief|candidate|any)$")]
+AgentId = Annotated[str | None, Query(min_length=1, max_length=128)]
+
+
 @app.get("/v1/packages/<pkg>/memories")
 def get_memories(
     pkg: PkgPath,
@@ -279,12 +296,24 @@ def get_memories(
     tag: Annotated[str | None, Query(max_length=c.MAX_TAG)] = None,
     limit: Annotated[int, Query(ge=1, le=c.RECALL_MAX_LIMIT)] = c.RECALL_DEFAULT_LIMIT,
     cursor: Cursor = None,
+    trust: Trust = None,
+    agent: AgentId = None,
 ):
     """A page as its stored canonical JSON (``Page.to_json``: records are not serialised again)."""
     from acx.usecases.recall import recall_page
 
     principal = _caller(c.SCOPE_READ, pkg)
-    page = recall_page(_deps(), principal.tenant, pkg, tier=tier, tag=tag, limit=limit, cursor=cursor)
+    page = recall_page(
+        _deps(),
+        principal.tenant,
+        pkg,
+        tier=tier,
+        tag=tag,
+        limit=limit,
+        cursor=cursor,
+        trust=trust,
+        agent=agent,
+    )
     return Response(200, "application/json", page.to_json())
 
 
@@ -295,12 +324,14 @@ def search_memories(
     k: Annotated[str | None, Query()] = None,
     tier: Annotated[str | None, Query()] = None,
     tag: Annotated[str | None, Query()] = None,
+    trust: Annotated[str | None, Query()] = None,
+    agent: Annotated[str | None, Query()] = None,
 ) -> dict[str, Any]:
     """Ranked hybrid search; the use case validates (limits named in the 400) and never logs ``q``."""
     from acx.usecases.search import parse_query, search
 
     principal = _caller(c.SCOPE_READ, pkg)
-    query = parse_query(q, k, tier, tag)
+    query = parse_query(q, k, tier, tag, trust, agent)
     return search(_deps(), principal.tenant, pkg, query).model_dump(mode="json")
 
 
@@ -308,11 +339,11 @@ RecordId = Annotated[str, Path(min_length=1, max_length=c.RECORD_ID_MAX)]
 
 
 @app.get("/v1/packages/<pkg>/memories/<id>")
-def get_memory(pkg: PkgPath, id: RecordId) -> dict[str, Any]:
+def get_memory(pkg: PkgPath, id: RecordId, trust: Trust = None, agent: AgentId = None) -> dict[str, Any]:
     from acx.usecases.recall import get_memory as one
 
     principal = _caller(c.SCOPE_READ, pkg)
-    return one(_deps(), principal.tenant, pkg, id)
+    return one(_deps(), principal.tenant, pkg, id, trust, agent)
 
 
 @app.delete("/v1/packages/<pkg>/memories/<id>")
@@ -320,7 +351,7 @@ def delete_memory(pkg: PkgPath, id: RecordId) -> dict[str, Any]:
     from acx.usecases.forget import forget
 
     principal = _caller(c.SCOPE_FORGET, pkg)
-    result = forget(_deps(), principal.tenant, pkg, principal.actor, record_id=id)
+    result = forget(_deps(), principal.tenant, pkg, principal.actor, record_id=id, agent=principal.agent)
     metrics.add_metric(name="RecordsForgotten", unit=MetricUnit.Count, value=1)
     return result
 
@@ -332,7 +363,9 @@ def delete_memory_by_hash(
     from acx.usecases.forget import forget
 
     principal = _caller("memory:forget", pkg)
-    return forget(_deps(), principal.tenant, pkg, principal.actor, content_hash=contentHash)
+    return forget(
+        _deps(), principal.tenant, pkg, principal.actor, content_hash=contentHash, agent=principal.agent
+    )
 
 
 FileSegment = Annotated[str, Path(min_length=1, max_length=1024)]
@@ -494,6 +527,46 @@ def _set_lock(pkg: str, *, locked: bool) -> dict[str, Any]:
         "package lock",
         extra={"package": pkg, "locked": locked, "changed": result["changed"], "log": result["log"]},
     )
+    return result
+
+
+@app.get("/v1/packages/<pkg>/policy")
+def get_policy(pkg: PkgPath) -> dict[str, Any]:
+    from acx.usecases.review import get_policy as policy
+
+    principal = _caller(c.SCOPE_READ, pkg)
+    return policy(_deps(), principal.tenant, pkg)
+
+
+@app.put("/v1/packages/<pkg>/policy")
+def put_policy(pkg: PkgPath) -> dict[str, Any]:
+    from acx.contract.models import PolicyRequest
+    from acx.usecases.review import set_policy
+
+    principal = _caller(c.SCOPE_ADMIN, pkg)
+    req = _request(PolicyRequest, c.MAX_LOCK_BODY_BYTES)
+    result = set_policy(_deps(), principal.tenant, pkg, principal, req.review)
+    logger.info("review policy", extra={"package": pkg, "review": req.review, "changed": result["changed"]})
+    return result
+
+
+@app.get("/v1/packages/<pkg>/review")
+def get_review(pkg: PkgPath, limit: Limit = c.LIST_DEFAULT_LIMIT, cursor: Cursor = None) -> dict[str, Any]:
+    from acx.usecases.review import review_queue
+
+    principal = _caller(c.SCOPE_REVIEW, pkg)
+    return review_queue(_deps(), principal.tenant, pkg, limit, cursor)
+
+
+@app.post("/v1/packages/<pkg>/review/<id>")
+def post_review(pkg: PkgPath, id: RecordId) -> dict[str, Any]:
+    from acx.contract.models import ReviewDecision
+    from acx.usecases.review import decide
+
+    principal = _caller(c.SCOPE_REVIEW, pkg)
+    req = _request(ReviewDecision, c.MAX_INLINE_BYTES)
+    result = decide(_deps(), principal.tenant, pkg, principal, id, req.decision, req.record)
+    metrics.add_metric(name="ReviewDecisions", unit=MetricUnit.Count, value=1)
     return result
 
 

@@ -33,6 +33,7 @@ class Settings(BaseModel):
     scope_prefix: str = Field(default="", alias="SCOPE_PREFIX", max_length=128)
     scopes_claim: str = Field(default="scope", alias="SCOPES_CLAIM", min_length=1, max_length=128)
     tenant_claim: str = Field(default="tenant", alias="TENANT_CLAIM", min_length=1, max_length=128)
+    agent_claim: str = Field(default="agent_id", alias="AGENT_CLAIM", min_length=1, max_length=128)
     search_engine: str = Field(default="local-hash-128", alias="SEARCH_ENGINE")
     search_embed_dim: int = Field(default=256, alias="SEARCH_EMBED_DIM")
     aws_endpoint_url: str | None = Field(default=None, alias="AWS_ENDPOINT_URL")

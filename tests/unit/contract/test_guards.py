@@ -149,8 +149,8 @@ def test_a_list_index_or_an_odd_key_never_enters_the_path() -> None:
     assert err.path == "$" and err.code == "unknown_field"
 
 
-def test_the_scopes_are_the_six_named_ones() -> None:
-    named = ("memory:write", "memory:read", "memory:forget", "cartridge:export", "log:read", "admin")
+def test_the_scopes_are_the_seven_named_ones() -> None:
+    named = ("memory:write", "memory:read", "memory:forget", "cartridge:export", "log:read", "admin", "memory:review")
     assert c.SCOPES == named
 
 

@@ -92,7 +92,7 @@ def test_the_answer_splices_each_records_stored_json_and_parses_to_the_same_valu
     page = recall.recall_page(deps, "t1", "notes", limit=100)
     body = page.to_json()
     assert json.loads(body) == page.to_dict() == recall.recall(deps, "t1", "notes", limit=100)
-    assert set(json.loads(body)) == {"advisory", "corrupt", "records", "nextCursor"}  # RecallPage's keys
+    assert set(json.loads(body)) == {"advisory", "corrupt", "records", "meta", "nextCursor"}  # RecallPage's keys
     assert [r["id"] for r in json.loads(body)["records"]][-1] == "m-7"
     for row in page.records:
         assert row.canonical.decode() in body  # as stored, not serialised again
@@ -105,7 +105,13 @@ def test_a_record_whose_stored_json_does_not_parse_strictly_makes_the_page_corru
 
     dup = ListedRecord("m-1", b'{"id":"m-1","id":"m-2"}')  # well-formed JSON, refused by the strict parser
     page = recall.Page([dup], None)
-    assert page.to_dict() == {"advisory": recall.ADVISORY, "corrupt": True, "records": [], "nextCursor": None}
+    assert page.to_dict() == {
+        "advisory": recall.ADVISORY,
+        "corrupt": True,
+        "records": [],
+        "meta": [],
+        "nextCursor": None,
+    }
 
 
 def test_non_ascii_records_count_three_times_their_bytes_against_the_page_budget(monkeypatch) -> None:

@@ -38,6 +38,7 @@ from acx.adapters.dynamo import (
     decompress,
     inflate,
     key,
+    pad,
     to_item,
 )
 from acx.core import forgetting
@@ -161,6 +162,10 @@ def decode_row(item: dict[str, Any]) -> LogRow:
             forgotten_seq=item.get("forgottenSeq"),
             forget_op=(int(item["forgetOp"][0]), int(item["forgetOp"][1])) if item.get("forgetOp") else None,
             holds_plaintext="body" in item or "tags" in item,
+            trust=item.get("trust") or "belief",
+            actor=item.get("actor"),
+            agent=item.get("agent"),
+            reviewer=item.get("reviewer"),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise CorruptStore(
@@ -241,6 +246,18 @@ class RowStore:
             if it.get("state") == "active" and isinstance(it.get("body"), bytes)
         }
 
+    def active_listed(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, ListedRecord]:
+        """:meth:`active_records` with each record's trust state and author (what a search result
+        carries): point reads of state, body, trust, actor and agent."""
+        got = self._get_many(ref, [f"r#{i}" for i in ids], ("state", "body", "trust", "actor", "agent"))
+        return {
+            sk[2:]: ListedRecord(
+                sk[2:], inflate(it["body"]), it.get("trust") or "belief", it.get("actor"), it.get("agent")
+            )
+            for sk, it in got.items()
+            if it.get("state") == "active" and isinstance(it.get("body"), bytes)
+        }
+
     def active_ids(self, ref: PackageRef, ids: Iterable[str]) -> set[str]:
         """Which of the ids have an active row (point reads of the state only)."""
         got = self._get_many(ref, [f"r#{i}" for i in ids], ("state",))
@@ -309,9 +326,12 @@ class RowStore:
         tag: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        trust: str | None = None,
+        agent: str | None = None,
     ) -> tuple[list[ListedRecord], str | None]:
         """A page of active records in id order, each as its stored canonical JSON; the cursor is
-        opaque (base64 of the last row key).
+        opaque (base64 of the last row key). ``trust`` (belief | candidate; None: any) and ``agent``
+        filter in the same Query: a row carries ``trust`` only while it is a candidate.
 
         The Query filters out tombstoned rows (and other zones and tags) and projects the sort key,
         the state and the body only: filtered rows are read (DynamoDB bills a Query on the items it
@@ -328,7 +348,7 @@ class RowStore:
                 raise ValueError("invalid cursor") from None
             if not start.startswith("r#"):
                 raise ValueError("invalid cursor")
-        names = {"#lk": "sk", "#lb": "body", "#ls": "state"}
+        names = {"#lk": "sk", "#lb": "body", "#ls": "state", "#lq": "trust", "#la": "actor", "#lg": "agent"}
         values: dict[str, Any] = {":gone": {"S": "tombstoned"}}
         # Not "state = active": a row whose state is missing or unknown comes back and is refused as
         # corrupt below (a mangled row is reported, never silently left out).
@@ -339,6 +359,14 @@ class RowStore:
         if tag is not None:
             names["#lt"], values[":tag"] = "tags", {"S": tag}
             condition += " AND contains(#lt, :tag)"
+        if trust == "belief":
+            condition += " AND attribute_not_exists(#lq)"
+        elif trust is not None:
+            values[":trust"] = {"S": trust}
+            condition += " AND #lq = :trust"
+        if agent is not None:
+            values[":agent"] = {"S": agent}
+            condition += " AND #lg = :agent"
         out: list[ListedRecord] = []
         # Each shard holds about 1/shards of a page (ids hash evenly, so a shard's part is binomial):
         # read its share plus 8 + 2 sqrt(share) per Query (about three standard deviations: 156 rows of
@@ -354,7 +382,7 @@ class RowStore:
             after=start,
             page_size=page,
             FilterExpression=condition,
-            ProjectionExpression="#lk, #lb, #ls",
+            ProjectionExpression="#lk, #lb, #ls, #lq, #la, #lg",
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,
         )
@@ -364,7 +392,15 @@ class RowStore:
                 raise CorruptStore(f"row {item.get('sk')} has unknown state")
             if not isinstance(body, bytes):
                 raise CorruptStore(f"active row {item.get('sk')} has no body")
-            out.append(ListedRecord(item["sk"][2:], inflate(body)))
+            out.append(
+                ListedRecord(
+                    item["sk"][2:],
+                    inflate(body),
+                    item.get("trust") or "belief",
+                    item.get("actor"),
+                    item.get("agent"),
+                )
+            )
             if len(out) >= limit:
                 return out, base64.urlsafe_b64encode(item["sk"].encode()).decode()
         return out, None
@@ -378,6 +414,82 @@ class RowStore:
     def read_files(self, ref: PackageRef) -> list[tuple[str, str]]:
         """(path, content) of every live file."""
         return [(f.path, f.content) for f in self.files(ref) if f.active and f.content is not None]
+
+    # ------------------------------------------------------------------ review (acx.core.review)
+    #
+    # A candidate row carries ``trust: candidate`` and has a queue item ``q#<seq>`` -> record id on
+    # the package key, so the queue is read in log order in O(page). A queue item whose row has moved
+    # on (approved, forgotten, rewritten at another seq) is stale: the reader skips it, and a decision
+    # deletes the item it consumes.
+
+    def review_queue(
+        self, ref: PackageRef, limit: int, cursor: str | None = None
+    ) -> tuple[list[LogRow], str | None]:
+        """Up to ``limit`` candidate rows, oldest (lowest seq) first; the cursor is the last queue key."""
+        if cursor is not None and not (cursor.startswith("q#") and cursor[2:].isdigit()):
+            raise ValueError("invalid cursor")
+        out: list[LogRow] = []
+        items = self.db.query(self.table, ref.pk, prefix="q#", after=cursor, page_size=limit + 1)
+        batch: list[dict[str, Any]] = []
+
+        def drain() -> str | None:
+            rows = self._get_many(ref, [f"r#{it['recordId']}" for it in batch])
+            for it in batch:
+                got = rows.get(f"r#{it['recordId']}")
+                row = decode_row(got) if got else None
+                if (
+                    row is not None
+                    and row.active
+                    and row.trust == "candidate"
+                    and pad(row.seq) == it["sk"][2:]
+                ):
+                    out.append(row)
+                    if len(out) >= limit:
+                        return str(it["sk"])
+            batch.clear()
+            return None
+
+        for item in items:
+            batch.append(item)
+            if len(batch) >= limit - len(out):
+                last = drain()
+                if last is not None:
+                    return out, last
+        last = drain() if batch else None
+        return out, last
+
+    def policy(self, ref: PackageRef) -> str | None:
+        """The package's review policy (None: never set, the default)."""
+        item = self.db.get(self.table, ref.pk, "policy")
+        return str(item["review"]) if item and isinstance(item.get("review"), str) else None
+
+    def policy_requests(self, ref: PackageRef, review: str, entry: logcore.Entry) -> list[Request]:
+        item = {
+            "pk": ref.pk,
+            "sk": "policy",
+            "review": review,
+            "seq": entry.seq,
+            "actor": entry.payload["actor"],
+        }
+        return [(self.table, {"PutRequest": {"Item": to_item(item)}})]
+
+    def approve_requests(self, ref: PackageRef, row: LogRow, entry: logcore.Entry) -> list[Request]:
+        """Turn a candidate row into a belief (seq, hashes and body unchanged: the row still points at
+        the entry that wrote it; the ``review`` entry covers that entry) and drop its queue item."""
+        sk = row.key
+        pk = self.layout.pk_for(ref, sk)
+        item = self.db.get(self.table, pk, sk)
+        if item is None:
+            raise CorruptStore(f"row {sk} vanished under the lease")
+        item.pop("trust", None)
+        item.update(reviewer=entry.payload["actor"], reviewSeq=entry.seq)
+        return [
+            (self.table, {"PutRequest": {"Item": to_item(item)}}),
+            (self.table, {"DeleteRequest": {"Key": key(ref.pk, f"q#{pad(row.seq)}")}}),
+        ]
+
+    def dequeue_requests(self, ref: PackageRef, row: LogRow) -> list[Request]:
+        return [(self.table, {"DeleteRequest": {"Key": key(ref.pk, f"q#{pad(row.seq)}")}})]
 
     # ------------------------------------------------------------------ tombstones
 
@@ -502,8 +614,14 @@ class RowStore:
                 "pastIds": [x for x in w.past_ids if x != w.id][-MAX_HISTORY:] or None,
                 "kk": w.knowledge,
                 "pastKeys": [x for x in w.past_keys if x != w.knowledge][-MAX_HISTORY:] or None,
+                "trust": e.payload.get("trust"),  # only "candidate" is stored: absent reads as belief
+                "actor": e.payload.get("actor"),
+                "agent": e.payload.get("agent"),
             }
             bodies.append((self.table, {"PutRequest": {"Item": to_item(item)}}))
+            if item["trust"] == "candidate":  # the review queue, in log order, on the package key
+                queued = {"pk": ref.pk, "sk": f"q#{pad(e.seq)}", "recordId": w.id}
+                bodies.append((self.table, {"PutRequest": {"Item": to_item(queued)}}))
             slot_sk = f"s#{w.slot}"
             slot_item = {"pk": self.layout.pk_for(ref, slot_sk, shards), "sk": slot_sk, "recordId": w.id}
             slots.append((self.table, {"PutRequest": {"Item": to_item(slot_item)}}))

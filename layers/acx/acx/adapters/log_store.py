@@ -209,6 +209,7 @@ class LogStore:
         expected: dict[str, int | None] | None = None,
         expected_slots: dict[str, str | None] | None = None,
         guard: Guard | None = None,
+        agent: str | None = None,
     ) -> AppendResult:
         """One write operation: receipt first, then rows. See the module docstring for the protocol.
 
@@ -218,15 +219,21 @@ class LogStore:
         ``guard`` runs under the lease before the claim (the tombstone check), unless the head read
         under that lease proves no forget was ever claimed here (tombstones are only written after a
         forget's claim, which flags the head in its transaction). Operations over
-        ``MAX_ENTRIES_PER_OPERATION`` are split in several.
+        ``MAX_ENTRIES_PER_OPERATION`` are split in several. Every entry names ``agent`` (the writer's
+        agent id, if any); a record written as a candidate (``RecordWrite.trust``) says so in its entry.
         """
         if not writes and not files:
             raise ValueError("an operation must write at least one record or file")
         rows = {f"r#{w.id}": prepare(w) for w in writes}
         by_file = {f"f#{f.path}": f for f in files}
-        specs = [EntrySpec("remember", r.write.zone, r.content_hash, k) for k, r in rows.items()]
+        specs = [
+            EntrySpec("remember", r.write.zone, r.content_hash, k, extra=attribution(agent, r.write.trust))
+            for k, r in rows.items()
+        ]
         specs += [
-            EntrySpec("remember", "file", logcore.file_content_hash(f.path, f.content), k)
+            EntrySpec(
+                "remember", "file", logcore.file_content_hash(f.path, f.content), k, extra=attribution(agent)
+            )
             for k, f in by_file.items()
         ]
         if len(rows) != len(writes) or len(by_file) != len(files):
@@ -285,6 +292,7 @@ class LogStore:
         record_id: str | None = None,
         content_hash: str | None = None,
         tombstones: Callable[[LogRow], Tombstones] | None = None,
+        agent: str | None = None,
     ) -> ForgetResult:
         """Receipt ``forget`` entries covering the record's entry (and every other active row with the
         same knowledge key, both tiers), then erase their plaintext and file the tombstones, all in
@@ -305,7 +313,12 @@ class LogStore:
             found["keys"] = list(dict.fromkeys(k for st in stones for k in st.knowledge))
             specs = [
                 EntrySpec(
-                    "forget", v.zone or "save", v.content_hash, v.key, logcore.Covers(v.seq, v.entry_hash)
+                    "forget",
+                    v.zone or "save",
+                    v.content_hash,
+                    v.key,
+                    logcore.Covers(v.seq, v.entry_hash),
+                    attribution(agent),
                 )
                 for v in victims
             ]
@@ -410,6 +423,64 @@ class LogStore:
             ref, actor, lambda head: Prepared([spec], lambda entries: []), admin_op=True
         )
         return AppendResult(plan.first_seq, plan.size - 1, plan.size, text)
+
+    # ------------------------------------------------------------------ review (acx.core.review)
+
+    def policy(self, ref: PackageRef) -> str | None:
+        return self.rows.policy(ref)
+
+    def set_policy(
+        self, ref: PackageRef, actor: str, review: str, content_hash: str, agent: str | None = None
+    ) -> AppendResult:
+        """Receipt one ``policy`` entry (the hash of the canonical policy), then store the setting
+        (receipt before row: a setting never changes without the entry that says who changed it)."""
+        spec = EntrySpec("policy", "package", content_hash, None, extra=attribution(agent))
+        plan, text = self._commit(
+            ref,
+            actor,
+            lambda head: Prepared([spec], lambda es: self.rows.policy_requests(ref, review, es[0])),
+        )
+        return AppendResult(plan.first_seq, plan.size - 1, plan.size, text)
+
+    def review(
+        self,
+        ref: PackageRef,
+        actor: str,
+        record_id: str,
+        decision: str,
+        seen_seq: int,
+        agent: str | None = None,
+    ) -> AppendResult:
+        """Receipt one ``review`` entry covering the candidate's entry (``decision``: approve | reject),
+        under the lease and only if the row is still the candidate read at ``seen_seq`` (else
+        :class:`Conflict`); an approval then turns the row into a belief naming the reviewer. A
+        rejection writes only the entry: the caller forgets the memory next (the tombstone path)."""
+
+        def prepare_(head: HeadState) -> Prepared:
+            row = self.rows.get(ref, record_id)
+            if row is None or not row.active or row.seq != seen_seq or row.trust != "candidate":
+                raise Conflict("the candidate changed since it was read")
+            extra = (("decision", decision), *attribution(agent))
+            cover = logcore.Covers(row.seq, row.entry_hash)
+            spec = EntrySpec("review", row.zone or "save", row.content_hash, None, cover, extra)
+
+            def requests(entries: list[logcore.Entry]) -> Iterable[Request]:
+                if decision == "approve":
+                    return self.rows.approve_requests(ref, row, entries[0])
+                return []  # reject: the forget that follows tombstones the row (its queue item is skipped)
+
+            return Prepared([spec], requests)
+
+        plan, text = self._commit(ref, actor, prepare_)
+        return AppendResult(plan.first_seq, plan.size - 1, plan.size, text)
+
+
+def attribution(agent: str | None, trust: str = "belief") -> tuple[tuple[str, str], ...]:
+    """The optional payload fields of an entry (:data:`acx.core.log.OPTIONAL`): the writer's agent id,
+    and ``trust`` for a candidate (a belief's entry carries none: entries from before trust existed
+    read the same)."""
+    out: tuple[tuple[str, str], ...] = (("agent", agent),) if agent else ()
+    return (*out, ("trust", "candidate")) if trust == "candidate" else out
 
 
 def _unique(requests: list[Request]) -> list[Request]:

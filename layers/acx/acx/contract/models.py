@@ -57,6 +57,20 @@ class TokenRequest(_Closed):
     scopes: list[Literal[c.SCOPES]] = Field(default_factory=lambda: list(c.SCOPES))  # type: ignore[valid-type]
     ttl: Annotated[StrictInt, Field(ge=1, le=86400)] = 3600
     sub: Annotated[StrictStr, Field(min_length=1, max_length=128)] = "dev"
+    agent: Annotated[StrictStr, Field(min_length=1, max_length=128)] | None = None  # claim agent_id
+
+
+class PolicyRequest(_Closed):
+    """``PUT .../policy``: how memories enter (``none``: as beliefs; ``required``: as candidates)."""
+
+    review: Literal["none", "required"]
+
+
+class ReviewDecision(_Closed):
+    """``POST .../review/{id}``: ``edit`` carries the corrected record (a supersession, then approved)."""
+
+    decision: Literal["approve", "reject", "edit"]
+    record: dict[str, Any] | None = None
 
 
 def parse_request(model: type[BaseModel], doc: Any) -> Any:
@@ -172,10 +186,22 @@ class UploadList(_Closed):
     nextCursor: StrictStr | None
 
 
+class Author(_Closed):
+    actor: StrictStr
+    agent: StrictStr | None = None
+
+
+class RecordMeta(_Closed):
+    id: StrictStr
+    trust: Literal["candidate", "belief"]
+    author: Author
+
+
 class RecallPage(_Closed):
     advisory: StrictStr
     corrupt: StrictBool
     records: list[dict[str, Any]]
+    meta: list[RecordMeta] = Field(default=[], description="per record, same order: id, trust, author")
     nextCursor: StrictStr | None
 
 
@@ -185,6 +211,9 @@ class Memory(_Closed):
     zone: Literal["rom", "save"]
     contentHash: StrictStr
     seq: StrictInt | None
+    trust: Literal["candidate", "belief"] = "belief"
+    author: Author | None = None
+    reviewer: StrictStr | None = None
 
 
 class ForgetResult(_Closed):
@@ -309,6 +338,43 @@ class LockResult(_Closed):
     checkpoint: StrictStr | None
 
 
+class Policy(_Closed):
+    review: Literal["none", "required"]
+    changed: StrictBool | None = None
+    log: LogRange | None = None
+    checkpoint: StrictStr | None = None
+
+
+class NearBelief(_Closed):
+    id: StrictStr
+    title: StrictStr
+
+
+class ReviewItem(_Closed):
+    id: StrictStr
+    record: dict[str, Any]
+    author: Author
+    recordedAt: StrictStr | None
+    seq: StrictInt
+    source: dict[str, Any]
+    nearBelief: NearBelief | None
+
+
+class ReviewQueue(_Closed):
+    policy: Literal["none", "required"]
+    items: list[ReviewItem]
+    cursor: StrictStr | None
+
+
+class ReviewResult(_Closed):
+    id: StrictStr
+    decision: Literal["approve", "reject", "edit"]
+    seq: StrictInt
+    reviewer: Author
+    checkpoint: StrictStr | None
+    forget: ForgetResult | None = None
+
+
 class TrustRegistry(BaseModel):
     model_config = ConfigDict(extra="allow", defer_build=True)
     schemaVersion: Literal["acx.trust-registry/1"]
@@ -420,6 +486,19 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("GET", f"{_P}/log/proof/consistency", c.SCOPE_LOG, ((200, ConsistencyProof),)),
     RouteSpec("POST", f"{_P}/lock", c.SCOPE_ADMIN, ((200, LockResult),), (*_AUTH_ERRORS, 422), LockRequest),
     RouteSpec("POST", f"{_P}/unlock", c.SCOPE_ADMIN, ((200, LockResult),), (*_AUTH_ERRORS, 422), LockRequest),
+    RouteSpec("GET", f"{_P}/policy", c.SCOPE_READ, ((200, Policy),)),
+    RouteSpec(
+        "PUT", f"{_P}/policy", c.SCOPE_ADMIN, ((200, Policy),), (*_AUTH_ERRORS, 422, 423), PolicyRequest
+    ),
+    RouteSpec("GET", f"{_P}/review", c.SCOPE_REVIEW, ((200, ReviewQueue),)),
+    RouteSpec(
+        "POST",
+        f"{_P}/review/{{id}}",
+        c.SCOPE_REVIEW,
+        ((200, ReviewResult),),
+        (*_AUTH_ERRORS, 409, 422, 423, 501),
+        ReviewDecision,
+    ),
 )
 
 #: Every status an answer can have, for the OpenAPI document's descriptions.
@@ -436,5 +515,6 @@ STATUS_TEXT: dict[int, str] = {
     413: "Body over the limit",
     422: "Invalid body (path and limit named), or blocked by the scrub gate (with report)",
     423: "Package locked by an operator",
+    501: "Not implemented in this deployment (edit-and-approve before supersession exists)",
     503: "A backing service is busy; retry after Retry-After",
 }

@@ -37,6 +37,8 @@ class SearchResult(BaseModel):
     score: float
     signals: Signals
     record: dict[str, Any]
+    trust: str = Field(default="belief", description="candidate | belief")
+    author: dict[str, str] | None = Field(default=None, description="{actor, agent?}: who wrote it")
 
 
 class SearchResponse(BaseModel):

@@ -27,8 +27,9 @@ GENESIS = "0" * 64
 #: ``supersede`` writes a new version of a memory that ends the covered version's validity (the old
 #: version stays in the history: supersession is not forget); ``invalidate`` ends a version's
 #: validity without a successor; ``review`` records a person's decision on a candidate;
-#: ``lock``/``unlock`` are the operator lock.
-OPERATIONS = ("remember", "forget", "lock", "unlock", "supersede", "invalidate", "review")
+#: ``lock``/``unlock`` are the operator lock; ``policy`` a change of the package's review policy
+#: (its content hash is that of the canonical policy, e.g. ``{"review": "required"}``).
+OPERATIONS = ("remember", "forget", "lock", "unlock", "supersede", "invalidate", "review", "policy")
 #: Operations whose entry names the earlier entry it acts on (``covers``).
 COVERING = frozenset({"forget", "supersede", "invalidate", "review"})
 TRUST_STATES = ("candidate", "belief")

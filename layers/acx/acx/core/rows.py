@@ -61,6 +61,7 @@ class RecordWrite:
     past_slots: tuple[str, ...] = ()
     past_ids: tuple[str, ...] = ()
     past_keys: tuple[str, ...] = ()
+    trust: str = "belief"  # the state it enters with (acx.core.review.entry_state)
 
     @property
     def id(self) -> str:
@@ -99,6 +100,10 @@ class LogRow:
     forgotten_seq: int | None = None
     forget_op: tuple[int, int] | None = None  # seqs of the forget operation that tombstoned it
     holds_plaintext: bool = False  # the stored item still carries a body or tags
+    trust: str = "belief"  # candidate | belief (rows written before trust existed: belief)
+    actor: str | None = None  # who wrote this version (tenant/subject), and for which agent
+    agent: str | None = None
+    reviewer: str | None = None  # who approved it (a belief that passed review)
 
     @property
     def key(self) -> str:
@@ -119,6 +124,9 @@ class ListedRecord:
 
     id: str
     canonical: bytes
+    trust: str = "belief"
+    actor: str | None = None
+    agent: str | None = None
 
     @property
     def key(self) -> str:

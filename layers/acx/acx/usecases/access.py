@@ -26,6 +26,7 @@ class Principal:
     tenant: str
     subject: str
     scopes: frozenset[str]
+    agent: str | None = None  # the agent id the token carries (ClaimNames.agent_claim), if any
 
     @property
     def actor(self) -> str:
@@ -45,14 +46,15 @@ class ClaimNames:
     scope_prefix: str = ""
     scopes_claim: str = "scope"
     tenant_claim: str = "tenant"
+    agent_claim: str = "agent_id"  # template parameter AgentClaim: which agent of the tenant writes
 
 
 def claim_names() -> ClaimNames:
-    """The deployment's claim configuration (env SCOPE_PREFIX, SCOPES_CLAIM, TENANT_CLAIM)."""
+    """The deployment's claim configuration (env SCOPE_PREFIX, SCOPES_CLAIM, TENANT_CLAIM, AGENT_CLAIM)."""
     from acx.config import settings  # lazy: access loads at the api's init, config does not (bench coldstart)
 
     cfg = settings()
-    return ClaimNames(cfg.scope_prefix, cfg.scopes_claim, cfg.tenant_claim)
+    return ClaimNames(cfg.scope_prefix, cfg.scopes_claim, cfg.tenant_claim, cfg.agent_claim)
 
 
 def _claim_values(raw: Any) -> list[str]:
@@ -92,6 +94,18 @@ def token_tenant(claims: dict[str, Any], names: ClaimNames) -> Any:
     return claims.get(names.tenant_claim)
 
 
+def token_agent(claims: dict[str, Any], names: ClaimNames) -> str | None:
+    """The agent id the token carries (configured claim, default ``agent_id``), or None: absent, not a
+    string, blank or over :data:`acx.core.log.MAX_AGENT` characters (an agent id is attribution, never
+    a credential: a malformed one is left out, not refused)."""
+    from acx.core.log import MAX_AGENT
+
+    raw = claims.get(names.agent_claim)
+    if not isinstance(raw, str) or not raw.strip() or len(raw) > MAX_AGENT:
+        return None
+    return raw
+
+
 def principal_from_event(event: dict[str, Any], names: ClaimNames | None = None) -> Principal:
     """Read the authorizer's claims from an API Gateway v2 event; 401 when they are missing or malformed.
 
@@ -117,7 +131,7 @@ def principal_from_event(event: dict[str, Any], names: ClaimNames | None = None)
             "token has no valid tenant or sub claim (tenant: 1-64 chars of [A-Za-z0-9._-], "
             "starting with a letter or digit)",
         )
-    return Principal(tenant, subject[:128], token_scopes(jwt, names))
+    return Principal(tenant, subject[:128], token_scopes(jwt, names), token_agent(claims, names))
 
 
 def check_package_id(package: str) -> str:

@@ -156,7 +156,7 @@ def _repo_identifiers(deps: Deps, ref: PackageRef) -> tuple[str, ...]:
 def _rows_with_proofs(
     deps: Deps, ref: PackageRef, checkpoint: str | None
 ) -> tuple[Iterator[dict[str, Any]], Inclusion | None]:
-    """Active records (streamed) and, per record, its RFC 9162 inclusion proof against ``checkpoint``.
+    """Active beliefs (streamed) and, per record, its RFC 9162 inclusion proof against ``checkpoint``.
 
     The leaf hashes are read once and subtree hashes memoised, so proofs for n records cost O(n).
     """
@@ -166,6 +166,8 @@ def _rows_with_proofs(
 
     def records() -> Iterator[dict[str, Any]]:
         for row in deps.log.rows.iter_active(ref):
+            if row.trust != "belief":
+                continue  # cartridges carry beliefs only: a candidate waits for its review
             entry_of[row.id] = (row.seq, row.entry_hash)
             assert row.record is not None
             yield row.record

@@ -65,12 +65,14 @@ def forget(
     *,
     record_id: str | None = None,
     content_hash: str | None = None,
+    agent: str | None = None,
 ) -> dict[str, Any]:
     ref = _forgettable(deps, tenant, package)
     stones = tombstones_for(deps.forget_keys, deps.near)
+    extra = {"agent": agent} if agent else {}  # the entries name the agent (a log without agents: none)
     try:
         result = deps.log.forget(
-            ref, actor, record_id=record_id, content_hash=content_hash, tombstones=stones
+            ref, actor, record_id=record_id, content_hash=content_hash, tombstones=stones, **extra
         )
     except NotFound:
         raise not_found("memory") from None

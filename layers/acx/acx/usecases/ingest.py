@@ -21,6 +21,7 @@ from acx.core import forgetting
 from acx.core.bundle import BundleError, Limits, parse_bundle, parse_bundle_stream
 from acx.core.merge import MergeConflict, collector_paused, merge_into, slot_keys
 from acx.core.package import PackageRef
+from acx.core.review import DEFAULT_POLICY, entry_state
 from acx.core.rows import Conflict, FileWrite, Forgotten, LogRow, Lookup, RecordWrite
 from acx.core.scrub import ScrubReport, scan_bundle
 from acx.observability import logger
@@ -121,6 +122,7 @@ def ingest_bundle(
     *,
     max_bytes: int | None = None,
     on_forgotten: str = "refuse",
+    agent: str | None = None,
 ) -> IngestSummary:
     """Run the whole pipeline and append the changes to the package log; returns the response summary.
 
@@ -134,7 +136,7 @@ def ingest_bundle(
     require_unlocked(deps, tenant, package)  # 423 while an operator holds the package lock
     bundle = parse(data, max_bytes=max_bytes)
     gate(bundle)
-    return _merge_and_append(deps, PackageRef(tenant, package), actor, bundle, on_forgotten)
+    return _merge_and_append(deps, PackageRef(tenant, package), actor, bundle, on_forgotten, agent)
 
 
 def forgotten_error(hits: list[forgetting.Hit], files: list[str]) -> ServiceError:
@@ -184,9 +186,10 @@ class _Reader:
 
 
 def _merge_and_append(
-    deps: Deps, ref: PackageRef, actor: str, bundle: Any, on_forgotten: str
+    deps: Deps, ref: PackageRef, actor: str, bundle: Any, on_forgotten: str, agent: str | None = None
 ) -> IngestSummary:
     keyer, near = deps.forget_keys, deps.near
+    policy = deps.log.policy(ref) or DEFAULT_POLICY  # read before the lease: a change racing it is benign
     computed: list[list[forgetting.Probe]] = []
 
     def all_probes() -> list[forgetting.Probe]:
@@ -245,7 +248,9 @@ def _merge_and_append(
 
         rows = reader.rows()
         writes = [
-            _write(r, slot, forgetting.knowledge_key(keyer, r.get("title"), r.get("summary")), plan, rows)
+            _write(
+                r, slot, forgetting.knowledge_key(keyer, r.get("title"), r.get("summary")), plan, rows, policy
+            )
             for r, slot in zip(plan.writes, plan.write_slots, strict=True)
         ]
         expected, expected_slots = reader.expected()
@@ -259,6 +264,7 @@ def _merge_and_append(
                 expected=expected,
                 expected_slots=expected_slots,
                 guard=guard,
+                agent=agent,
             )
         except Conflict:
             time.sleep(random.uniform(0, 0.02 * 2**attempt))
@@ -300,10 +306,16 @@ def _index(deps: Deps, ref: PackageRef, plan: Any, *, new_package: bool) -> None
 
 
 def _write(
-    record: dict[str, Any], slot: str, knowledge: str, plan: Any, rows: dict[str, LogRow]
+    record: dict[str, Any],
+    slot: str,
+    knowledge: str,
+    plan: Any,
+    rows: dict[str, LogRow],
+    policy: str = DEFAULT_POLICY,
 ) -> RecordWrite:
     """A survivor with the history a later forget tombstones: the slots, ids and knowledge keys its
-    memory held before (its own older versions, the stored records folded into it)."""
+    memory held before (its own older versions, the stored records folded into it), and the trust
+    state it enters with (:func:`acx.core.review.entry_state`)."""
     slots: list[str] = []
     ids: list[str] = []
     keys: list[str] = []
@@ -321,6 +333,7 @@ def _write(
         tuple(dict.fromkeys(slots)),
         tuple(dict.fromkeys(ids)),
         tuple(dict.fromkeys(keys)),
+        entry_state(policy, record),
     )
 
 

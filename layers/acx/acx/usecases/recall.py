@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from acx.contract import ADVISORY as ADVISORY_TEXT
-from acx.contract import ERR_INVALID_CURSOR, ERR_INVALID_REQUEST, RECALL_MAX_LIMIT
+from acx.contract import ADVISORY_CANDIDATES, ERR_INVALID_CURSOR, ERR_INVALID_REQUEST, RECALL_MAX_LIMIT
 from acx.core.package import PackageRef
 from acx.core.records import ID_MAX_LENGTH, zone_for
+from acx.core.review import advisory, author, serves
 from acx.core.rows import CorruptStore, ListedRecord
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
@@ -45,17 +46,27 @@ class Page:
     records: list[ListedRecord]
     next_cursor: str | None
     corrupt: bool = False
+    trust: str = "belief"  # the read's trust filter (the advisory says when candidates may be in it)
+
+    @property
+    def advisory(self) -> str:
+        return advisory(ADVISORY, self.trust, ADVISORY_CANDIDATES)
+
+    def meta(self) -> list[dict[str, Any]]:
+        """Per record, in the same order: its id, trust state and author (records stay ACX records)."""
+        return [{"id": r.id, "trust": r.trust, "author": author(r.actor, r.agent)} for r in self.records]
 
     def to_dict(self) -> dict[str, Any]:
         """The answer as values (``contract.RecallPage``), for in-process callers."""
         try:
             records = [r.record for r in self.records]
         except CorruptStore:
-            return {"advisory": ADVISORY, "corrupt": True, "records": [], "nextCursor": None}
+            return {"advisory": self.advisory, "corrupt": True, "records": [], "meta": [], "nextCursor": None}
         return {
-            "advisory": ADVISORY,
+            "advisory": self.advisory,
             "corrupt": self.corrupt,
             "records": records,
+            "meta": self.meta(),
             "nextCursor": self.next_cursor,
         }
 
@@ -63,10 +74,11 @@ class Page:
         """The answer's JSON, with each record's stored canonical bytes spliced in as they are: the
         same values as ``json.dumps(self.to_dict())`` (canonical JSON parses to the record it was made
         from), without parsing and serialising every record of the page again."""
-        head = json.dumps({"advisory": ADVISORY, "corrupt": self.corrupt}, separators=(",", ":"))[:-1]
+        head = json.dumps({"advisory": self.advisory, "corrupt": self.corrupt}, separators=(",", ":"))[:-1]
         records = b",".join(r.canonical for r in self.records).decode("utf-8")
+        meta = json.dumps(self.meta(), separators=(",", ":"))
         cursor = json.dumps(self.next_cursor)
-        return f'{head},"records":[{records}],"nextCursor":{cursor}}}'
+        return f'{head},"records":[{records}],"meta":{meta},"nextCursor":{cursor}}}'
 
 
 def recall(
@@ -78,9 +90,13 @@ def recall(
     tag: str | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    trust: str | None = None,
+    agent: str | None = None,
 ) -> dict[str, Any]:
     """:func:`recall_page` as values (the MCP server and in-process callers)."""
-    return recall_page(deps, tenant, package, tier=tier, tag=tag, limit=limit, cursor=cursor).to_dict()
+    return recall_page(
+        deps, tenant, package, tier=tier, tag=tag, limit=limit, cursor=cursor, trust=trust, agent=agent
+    ).to_dict()
 
 
 def recall_page(
@@ -92,7 +108,15 @@ def recall_page(
     tag: str | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    trust: str | None = None,
+    agent: str | None = None,
 ) -> Page:
+    """A page of active memories (beliefs only unless ``trust`` says otherwise; ``agent``: only those
+    that agent wrote)."""
+    from acx.usecases.review import check_agent, check_trust
+
+    trust = check_trust(trust)
+    agent = check_agent(agent)
     if tier not in (None, "rom", "save"):
         raise ServiceError(400, ERR_INVALID_REQUEST, "tier must be rom or save", "$.tier")
     if not 1 <= limit <= MAX_LIMIT:
@@ -106,7 +130,13 @@ def recall_page(
     try:
         while True:
             rows, cursor = deps.log.rows.list_active(
-                ref, zone=tier, tag=tag, limit=min(READ_CHUNK, limit - len(records)), cursor=cursor
+                ref,
+                zone=tier,
+                tag=tag,
+                limit=min(READ_CHUNK, limit - len(records)),
+                cursor=cursor,
+                trust=None if trust == "any" else trust,
+                agent=agent,
             )
             for i, row in enumerate(rows):
                 records.append(row)
@@ -117,16 +147,29 @@ def recall_page(
             if cursor is None or len(records) >= limit or used >= PAGE_BYTES:
                 break
     except CorruptStore:
-        return Page([], None, corrupt=True)
+        return Page([], None, corrupt=True, trust=trust)
     except ValueError:
         raise ServiceError(
             400, ERR_INVALID_CURSOR, "cursor is not one this service issued", "$.cursor"
         ) from None
-    return Page(records, cursor)
+    return Page(records, cursor, trust=trust)
 
 
-def get_memory(deps: Deps, tenant: str, package: str, record_id: str) -> dict[str, Any]:
-    """One active memory by id, with its zone, content hash and log seq; 404 when absent or forgotten."""
+def get_memory(
+    deps: Deps,
+    tenant: str,
+    package: str,
+    record_id: str,
+    trust: str | None = None,
+    agent: str | None = None,
+) -> dict[str, Any]:
+    """One active memory by id, with its zone, content hash, log seq, trust state and author; 404 when
+    absent, forgotten, or outside the ``trust``/``agent`` filter (a candidate needs ``trust=candidate``
+    or ``any``)."""
+    from acx.usecases.review import check_agent, check_trust
+
+    trust = check_trust(trust)
+    agent = check_agent(agent)
     if not record_id or len(record_id) > ID_MAX_LENGTH:
         raise ServiceError(400, ERR_INVALID_REQUEST, f"id must be 1-{ID_MAX_LENGTH} characters", "$.id")
 
@@ -136,10 +179,20 @@ def get_memory(deps: Deps, tenant: str, package: str, record_id: str) -> dict[st
     row = deps.log.rows.get(ref, record_id)
     if row is None or not row.active or row.record is None:
         raise not_found("memory")
-    return {
-        "advisory": ADVISORY,
+    if not serves(trust, row.trust) or (agent is not None and row.agent != agent):
+        hint = (
+            " (it is a candidate: ask with trust=candidate or trust=any)" if row.trust == "candidate" else ""
+        )
+        raise ServiceError(404, "not_found", f"memory not found with these filters{hint}", "$.id")
+    out = {
+        "advisory": advisory(ADVISORY, trust, ADVISORY_CANDIDATES),
         "record": row.record,
         "zone": row.zone or zone_for(row.record.get("portable")),
         "contentHash": row.content_hash,
         "seq": row.seq,
+        "trust": row.trust,
+        "author": author(row.actor, row.agent),
     }
+    if row.reviewer:
+        out["reviewer"] = row.reviewer
+    return out

@@ -67,10 +67,17 @@ class SearchQuery(BaseModel):
     k: int = DEFAULT_K
     tier: str | None = None
     tag: str | None = None
+    trust: str = "belief"  # belief | candidate | any (acx.core.review)
+    agent: str | None = None  # only memories this agent wrote
 
 
 def parse_query(
-    q: str | None, k: str | int | None = None, tier: str | None = None, tag: str | None = None
+    q: str | None,
+    k: str | int | None = None,
+    tier: str | None = None,
+    tag: str | None = None,
+    trust: str | None = None,
+    agent: str | None = None,
 ) -> SearchQuery:
     """400 naming the parameter and the limit for anything a search cannot run on.
 
@@ -97,7 +104,9 @@ def parse_query(
         raise ServiceError(400, "invalid_query", "tier must be rom or save", "$.tier")
     if tag is not None and not 1 <= len(tag) <= MAX_TAG_CHARS:
         raise ServiceError(400, "invalid_query", f"tag must be 1 to {MAX_TAG_CHARS} characters", "$.tag")
-    return SearchQuery(q=q, k=k_value, tier=tier, tag=tag)
+    from acx.usecases.review import check_agent, check_trust
+
+    return SearchQuery(q=q, k=k_value, tier=tier, tag=tag, trust=check_trust(trust), agent=check_agent(agent))
 
 
 # ---- engines ---------------------------------------------------------------------------------
@@ -268,6 +277,7 @@ def rebuild(
 
 def search(deps: Deps, tenant: str, package: str, query: SearchQuery) -> SearchResponse:
     """Top ``k`` active memories for ``query``, each with its score and the signals that matched."""
+    from acx.core.review import advisory, author, serves
     from acx.core.search import search as rank
 
     ref = PackageRef(tenant, package)
@@ -279,19 +289,30 @@ def search(deps: Deps, tenant: str, package: str, query: SearchQuery) -> SearchR
     while len(results) < query.k and at < len(hits):
         batch = hits[at : at + want]
         at += len(batch)
-        records = deps.log.rows.active_records(ref, {h.id for h in batch})
+        listed = deps.log.rows.active_listed(ref, {h.id for h in batch})
         for hit in batch:
-            record = records.get(hit.id)
-            if record is None:
+            row = listed.get(hit.id)
+            if row is None:
                 continue  # the index lags the log (a forget or merge in flight): the log decides
-            results.append(_result(hit, record))
+            if not serves(query.trust, row.trust) or (query.agent is not None and row.agent != query.agent):
+                continue  # trust and agent filter the rows the log holds now, not the index
+            results.append(_result(hit, row.record, row.trust, author(row.actor, row.agent)))
             if len(results) == query.k:
                 break
         want = (query.k - len(results)) * 2 + 10
-    return SearchResponse(engine=engine.id, k=query.k, results=results)
+    from acx.contract import ADVISORY, ADVISORY_CANDIDATES
+
+    return SearchResponse(
+        advisory=advisory(ADVISORY, query.trust, ADVISORY_CANDIDATES),
+        engine=engine.id,
+        k=query.k,
+        results=results,
+    )
 
 
-def _result(hit: Hit, record: dict[str, Any]) -> SearchResult:
+def _result(
+    hit: Hit, record: dict[str, Any], trust: str = "belief", by: dict[str, str] | None = None
+) -> SearchResult:
     signals = Signals(
         lexical=LexicalSignal(rank=hit.lexical_rank, score=hit.lexical_score, terms=list(hit.terms))
         if hit.lexical_rank is not None and hit.lexical_score is not None
@@ -300,7 +321,7 @@ def _result(hit: Hit, record: dict[str, Any]) -> SearchResult:
         if hit.vector_rank is not None and hit.vector_score is not None
         else None,
     )
-    return SearchResult(id=hit.id, score=hit.score, signals=signals, record=record)
+    return SearchResult(id=hit.id, score=hit.score, signals=signals, record=record, trust=trust, author=by)
 
 
 # ---- the write path: hooks called by ingest and forget -----------------------------------------

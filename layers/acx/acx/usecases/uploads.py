@@ -32,7 +32,13 @@ def parse_upload_key(key: str) -> tuple[str, str, str] | None:
 
 
 def create_upload(
-    deps: Deps, tenant: str, package: str, actor: str, size: int | None, on_forgotten: str = "refuse"
+    deps: Deps,
+    tenant: str,
+    package: str,
+    actor: str,
+    size: int | None,
+    on_forgotten: str = "refuse",
+    agent: str | None = None,
 ) -> dict[str, Any]:
     """Issue a presigned PUT; ``on_forgotten`` (refuse | skip) is kept with the job and applied at
     ingest, as ``?onForgotten=`` is for an inline bundle (skipped records are listed in the status)."""
@@ -48,7 +54,14 @@ def create_upload(
     upload_id = uuid.uuid4().hex
     ttl = deps.settings.upload_url_ttl
     deps.jobs.create(
-        tenant, package, "upload", upload_id, actor=actor, declaredSize=size, onForgotten=on_forgotten
+        tenant,
+        package,
+        "upload",
+        upload_id,
+        actor=actor,
+        declaredSize=size,
+        onForgotten=on_forgotten,
+        agent=agent,  # the ingest writes as this agent (None: the token carried none)
     )
     url = deps.uploads.presign_put(upload_key(tenant, package, upload_id), CONTENT_TYPE, ttl)
     return {
@@ -127,6 +140,7 @@ def ingest_upload(deps: Deps, key: str) -> str:
             deps.uploads.chunks(key),
             max_bytes=MAX_UPLOAD_BYTES,
             on_forgotten=job.get("onForgotten", "refuse"),
+            agent=job.get("agent"),
         )
     except ServiceError as exc:
         if exc.status >= 500:
