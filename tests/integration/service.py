@@ -53,8 +53,10 @@ def api_event(
     headers: dict[str, str] | None = None,
     query: dict[str, str] | None = None,
     route: str | None = None,
+    claims: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """An API Gateway HTTP API (payload 2.0) event as the JWT authorizer would pass it on."""
+    """An API Gateway HTTP API (payload 2.0) event as the JWT authorizer would pass it on; ``claims``
+    adds to or overrides the token's claims (``sub``, ``agent_id``)."""
     template = json.loads((ROOT / "events" / "api-health.json").read_text())
     event = copy.deepcopy(template)
     raw = (
@@ -78,7 +80,12 @@ def api_event(
     if tenant is not None:
         event["requestContext"]["authorizer"] = {
             "jwt": {
-                "claims": {"sub": "agent-1", "tenant": tenant, "scope": " ".join(scopes or ALL_SCOPES)},
+                "claims": {
+                    "sub": "agent-1",
+                    "tenant": tenant,
+                    "scope": " ".join(scopes or ALL_SCOPES),
+                    **(claims or {}),
+                },
                 "scopes": None,
             }
         }

@@ -50,6 +50,10 @@ def cmd_login(args: argparse.Namespace) -> int:
         body: dict[str, Any] = {"tenant": args.tenant, "scopes": scopes}
         if args.ttl:
             body["ttl"] = args.ttl
+        if args.sub:
+            body["sub"] = args.sub  # a reviewer logs in as another subject than the agents it reviews
+        if args.agent:
+            body["agent"] = args.agent
         _, out = Api(endpoint, None).call("POST", "/local/token", json_body=body, auth=False)
         token, expires = out["token"], out.get("expiresAt")
     else:
@@ -177,6 +181,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--tenant", help="tenant (with --local)")
     p.add_argument("--scopes", nargs="+", help=f"scopes (with --local; default all: {' '.join(SCOPES)})")
     p.add_argument("--ttl", type=int, help="token lifetime in seconds (with --local)")
+    p.add_argument("--sub", help="token subject (with --local; default dev): who the log names as actor")
+    p.add_argument("--agent", help="agent id claim (with --local): which agent writes, for attribution")
     p.add_argument("--token", help="bearer token of a real deployment")
     p.add_argument("--package", "-p", help="default package for every command")
     p.add_argument("--print-token", action="store_true", help="print the token as the last line")

@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "acx.cli.client_session",
     "acx.cli.client_upload",
     "acx.cli.client_memories",
+    "acx.cli.client_review",
     "acx.cli.client_cartridges",
     "acx.cli.client_log",
     "acx.cli.client_lists",

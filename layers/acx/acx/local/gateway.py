@@ -615,7 +615,7 @@ class Gateway:
         except RequestError as exc:
             return _error(400, exc.code, exc.message, exc.path)
         now = int(time.time())
-        token = self.issuer.issue(req.tenant, req.scopes, sub=req.sub, ttl=req.ttl, now=now)
+        token = self.issuer.issue(req.tenant, req.scopes, sub=req.sub, ttl=req.ttl, now=now, agent=req.agent)
         expires = datetime.fromtimestamp(now + req.ttl, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         return _json(
             200, {"token": token, "expiresAt": expires, "tenant": req.tenant, "scopes": list(req.scopes)}

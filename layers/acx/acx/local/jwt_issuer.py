@@ -126,8 +126,11 @@ class DevIssuer:
         ttl: int = 3600,
         *,
         now: int | None = None,
+        agent: str | None = None,
     ) -> str:
-        """A signed token for ``tenant`` carrying ``scopes`` (space-separated ``scope`` claim)."""
+        """A signed token for ``tenant`` carrying ``scopes`` (space-separated ``scope`` claim) and, when
+        given, the agent id in ``agent_id`` (the default AgentClaim). A reviewer's token is one with
+        ``memory:review`` and another ``sub`` than the agents whose candidates it decides."""
         if not isinstance(tenant, str) or not tenant:
             raise ValueError("tenant must be a non-empty string")
         if ttl <= 0:
@@ -143,6 +146,8 @@ class DevIssuer:
             "exp": iat + ttl,
             "jti": uuid.uuid4().hex,
         }
+        if agent is not None:
+            claims["agent_id"] = agent
         return jwt.encode(
             claims, self._private, algorithm=self.algorithm, headers={"kid": self.kid, "typ": "JWT"}
         )
