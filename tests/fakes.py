@@ -562,7 +562,8 @@ class ChainedLog:
                 w.id, e.seq, e.content_hash, e.hash, "active", w.record, w.slot, w.zone,
                 tags=list(w.record.get("tags", [])), past_slots=list(w.past_slots),
                 past_ids=list(w.past_ids), knowledge=w.knowledge, past_keys=list(w.past_keys),
-                trust=e.payload.get("trust", "belief"), actor=e.payload["actor"], agent=e.payload.get("agent"),
+                trust=e.payload.get("trust", "belief"), actor=e.payload["actor"],
+                agent=e.payload.get("agent"),
             )  # fmt: skip
             slots[w.slot] = w.id
         for f, e in zip(files, plan.entries[len(writes) :], strict=True):
