@@ -291,6 +291,11 @@ class LogEntry(_Closed):
     hash: StrictStr
     prevHash: StrictStr
     time: StrictStr | None
+    actor: StrictStr | None = None
+    agent: StrictStr | None = None
+    trust: StrictStr | None = None
+    decision: StrictStr | None = None
+    covers: dict[str, Any] | None = None
 
 
 class LogEntryList(_Closed):

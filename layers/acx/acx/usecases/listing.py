@@ -97,6 +97,8 @@ def list_entries(deps: Deps, tenant: str, package: str, limit: int, cursor: str 
                 "hash": entry.hash,
                 "prevHash": entry.prev_hash,
                 "time": payload.get("createdAt"),
+                "actor": payload.get("actor"),  # who wrote, forgot, reviewed or locked (attribution)
+                **{k: payload[k] for k in ("agent", "trust", "decision", "covers") if k in payload},
             }
         )
     return {"entries": out, "nextCursor": str(end) if end < size else None}
