@@ -9,7 +9,7 @@ shape ``{"error": {"code", "message"}}`` with what to do next (AWS's HTTP API an
 
 ``POST /local/token`` and ``GET /local/jwks.json`` exist only here (dev tokens for the CLI and tests).
 
-About 660 lines, one module: the route table read from template.yaml, the JWT authorizer stand-in,
+One module: the route table read from template.yaml, the JWT authorizer stand-in,
 the payload-2.0 event builder and the HTTP server are the one API Gateway behaviour the handler runs
 under; each step reads the request state the one before it built.
 """

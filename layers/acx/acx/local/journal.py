@@ -22,7 +22,7 @@ answered: the torn tail is cut off at start.
 What it does NOT protect against: someone with write access to the data directory (the journal and
 the key file are plain files, readable by the owner only), and a disk that lies about fsync.
 
-About 730 lines, one module: the journal and its replay are one format (entries, CRC, generations,
+One module: the journal and its replay are one format (entries, CRC, generations,
 snapshots, key store) that must be read exactly as it was written; the WSGI wrapper that writes it
 and the transport that replays it sit beside the format they share.
 """

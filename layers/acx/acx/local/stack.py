@@ -11,7 +11,7 @@ function. Tests and the demo use it as a context manager::
         ...  # HTTP against stack.endpoint
         stack.drain()
 
-About 680 lines, one module: ``LocalStack`` is one lifecycle (data directory, moto, resources,
+One module: ``LocalStack`` is one lifecycle (data directory, moto, resources,
 handlers, pumps, schedule, then shutdown in reverse) whose steps share its state; the event builders
 beside it are what its pumps send.
 """
