@@ -247,7 +247,7 @@ class _Crc:
         return int(self.fh.write(data))
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     dfd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(dfd)
@@ -287,7 +287,7 @@ def write_snapshot(path: Path, fsync: bool = True) -> int:
             os.fsync(fh.fileno())
     os.replace(tmp, path)
     if fsync:
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     return len(_SNAP_MAGIC) + _SNAP_HEAD.size + counted.size
 
 
@@ -647,7 +647,7 @@ class JournalApp:
         for path in doomed:
             path.unlink(missing_ok=True)
         if doomed and self.fsync:
-            _fsync_dir(self.data_dir)
+            fsync_dir(self.data_dir)
 
     def close(self, compact: bool = True) -> None:
         """A clean stop: snapshot what the journal holds since the last one (a fast next start)."""
