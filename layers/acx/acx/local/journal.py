@@ -128,7 +128,32 @@ class Entry:
 
 
 class JournalCorrupt(RuntimeError):
-    """A journal record in the middle of the file fails its checksum (not a torn tail)."""
+    """A journal frame is damaged and is not a torn tail (see :meth:`Journal.entries`)."""
+
+
+def _frame_at(data: bytes, offset: int) -> tuple[int, bytes, int] | None:
+    """(header length, payload, end) of an intact frame at ``offset``, else None."""
+    if offset + _FRAME.size > len(data):
+        return None
+    hlen, blen, crc = _FRAME.unpack_from(data, offset)
+    start = offset + _FRAME.size
+    end = start + hlen + blen
+    if end > len(data) or data[start : start + 1] != b"{":
+        return None
+    payload = data[start:end]
+    if zlib.crc32(payload) != crc:
+        return None
+    return hlen, payload, end
+
+
+def _next_frame(data: bytes, offset: int) -> int | None:
+    """The first offset at or after ``offset`` where an intact frame starts (linear scan; only run
+    when a frame is damaged). A frame's header is JSON, so only offsets whose payload would start
+    with ``{`` are checksummed."""
+    for candidate in range(offset, len(data) - _FRAME.size):
+        if data[candidate + _FRAME.size : candidate + _FRAME.size + 1] == b"{" and _frame_at(data, candidate):
+            return candidate
+    return None
 
 
 class Journal:
@@ -139,8 +164,16 @@ class Journal:
         self.fsync = fsync
         self._fh: Any = None
 
-    def entries(self) -> Iterator[Entry]:
-        """Every complete entry; a torn last frame (a crash mid-append) is cut off the file."""
+    def entries(self, *, newest: bool = True) -> Iterator[Entry]:
+        """Every complete entry; a torn last frame (a crash mid-append) is cut off the file.
+
+        A frame that does not fit or fails its checksum is a torn tail only when nothing intact
+        follows it and the journal is the newest (a crash tears the one append in flight, which was
+        never acknowledged). Anything else is damage: :class:`JournalCorrupt`, never read as a
+        shorter journal (cutting there would drop acknowledged writes). What it does NOT tell apart:
+        a file cut short by something other than a crash, exactly at or inside its last frames,
+        looks like a torn tail and loses those frames.
+        """
         if not self.path.exists():
             return
         with self.path.open("rb") as fh:
@@ -148,20 +181,20 @@ class Journal:
         if not data.startswith(_MAGIC):
             raise JournalCorrupt(f"{self.path}: not an acx local journal")
         offset = len(_MAGIC)
-        good = offset
         while offset < len(data):
-            if offset + _FRAME.size > len(data):
-                break
-            hlen, blen, crc = _FRAME.unpack_from(data, offset)
-            start = offset + _FRAME.size
-            end = start + hlen + blen
-            if end > len(data):
-                break
-            payload = data[start:end]
-            if zlib.crc32(payload) != crc:
-                if end == len(data):
-                    break  # torn final frame
-                raise JournalCorrupt(f"{self.path}: bad checksum at byte {offset}")
+            frame = _frame_at(data, offset)
+            if frame is None:
+                after = _next_frame(data, offset + 1)
+                if after is not None or not newest:
+                    where = f"; an intact frame follows at byte {after}" if after is not None else ""
+                    raise JournalCorrupt(
+                        f"{self.path}: damaged frame at byte {offset}{where} (not a torn tail: restore "
+                        "the file from a backup, or reset the data directory)"
+                    )
+                with self.path.open("r+b") as fh:  # torn final frame
+                    fh.truncate(offset)
+                return
+            hlen, payload, end = frame
             head = json.loads(payload[:hlen])
             yield Entry(
                 method=head["m"],
@@ -171,10 +204,7 @@ class Journal:
                 body=payload[hlen:],
                 seed=int(head["s"]),
             )
-            offset = good = end
-        if good < len(data):
-            with self.path.open("r+b") as fh:
-                fh.truncate(good)
+            offset = end
 
     def append(self, entry: Entry) -> int:
         """Write one frame and (with ``fsync``) make it durable before returning; returns its size."""
@@ -571,7 +601,7 @@ class JournalApp:
             tail = [g for g in journals if g >= base]
             for generation in tail:
                 journal = Journal(journal_file(self.data_dir, generation), fsync=self.fsync)
-                for entry in journal.entries():
+                for entry in journal.entries(newest=generation == tail[-1]):
                     self._replay_one(entry, mock_random)
                     heap.after_request()
                     count += 1
