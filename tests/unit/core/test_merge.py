@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from acx.core.canonical import MAX_SAFE_INTEGER, CanonicalError
 from acx.core.fingerprint import artifact_fingerprint, slot_key
 from acx.core.merge import (
     MergeConflict,
@@ -22,15 +26,6 @@ from acx.core.merge import (
     utf16_len,
 )
 from tests.factories import memory
-import datetime as dt
-from hypothesis import given
-from acx.core.fingerprint import slot_key
-from acx.core.merge import MergeConflict, instant_key, merge_into, merge_records, survivor
-from acx.core.canonical import MAX_SAFE_INTEGER, CanonicalError
-from acx.core.merge import merge_records, slot_keys, survivor
-from acx.core.merge import MergeConflict, merge_into, merge_records, slot_keys, survivor
-from acx.core.merge import merge_records, survivor
-
 
 CBF_A = "cbf1_" + "a" * 40
 CBF_B = "cbf1_" + "b" * 40
