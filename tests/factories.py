@@ -99,3 +99,78 @@ def statement(**changes: Any) -> dict[str, Any]:
         "checksum_hash": "sha256:" + "b" * 64,
     }
     return dsse.build_statement(**fields | changes)
+
+
+# Signed cartridges and the trust registry that vouches for their key (the trust verdict's inputs).
+PUBLISHER = "com.example.team"
+
+
+def signed_cartridge(path: Any, signer: Any, attestation: bytes | None = None, n: int = 4) -> str:
+    """Write a cartridge of ``n`` tiny memories and one knowledge file, signed as PUBLISHER (with a
+    log attestation when given); return its manifest hash."""
+    from acx.core.cartridge import CartridgeWriter, log_attestation
+
+    with CartridgeWriter(path, artifact_id="a", artifact_version="1") as w:
+        for i in range(n):
+            w.add_memory(tiny(f"m-{i}", title=f"t{i}"), "rom")
+        w.add_file("rom/knowledge/A.md", b"# a\n")
+        if attestation is not None:
+            log_attestation.write(w, attestation)
+        return w.finalize(signer, PUBLISHER).manifest_hash
+
+
+def registry_for(signer: Any, **over: object) -> dict[str, Any]:
+    """A trust registry with one active entry for ``signer``'s key (``over`` replaces its fields)."""
+    from acx.core.signing import PublicKey
+
+    key = PublicKey.from_der(signer.public_key_der())
+    entry = {
+        "keyid": key.keyid,
+        "publisherId": PUBLISHER,
+        "algorithm": "ed25519",
+        "publicKeyPem": key.pem,
+        "status": "active",
+        "notBefore": "2020-01-01T00:00:00Z",
+        "notAfter": "2099-01-01T00:00:00Z",
+        "namespaceProof": {
+            "method": "dns-txt",
+            "txtRecord": "_acx-challenge.team.example.com",
+            "verifiedAt": "2025-01-01T00:00:00Z",
+        },
+    }
+    entry.update(over)
+    return {"schemaVersion": "acx.trust-registry/1", "keys": [entry]}
+
+
+def inclusion_attestation(n_log: int, ids: list[int], signer: Any, corrupt: bool = False) -> bytes:
+    """A log-checkpoint attestation: a checkpoint of ``n_log`` entries signed by ``signer`` and an
+    inclusion proof for memory m-i at index i for each i in ``ids`` (the last one broken if
+    ``corrupt``)."""
+    from acx.core import canonical, merkle
+    from acx.core.checkpoint import Checkpoint, sign_checkpoint, verifier_key_for
+
+    entries = [bytes([i]) * 32 for i in range(n_log)]
+    hashes = [merkle.leaf_hash(e) for e in entries]
+    cp = Checkpoint(
+        origin="com.example.team/t/p",
+        size=n_log,
+        root=merkle.root_of_leaf_hashes(hashes),
+        chain_head="0" * 64,
+    )
+    text, vkey = sign_checkpoint(cp, "log", signer), verifier_key_for("log", signer)
+    get = merkle.from_leaves(hashes)
+    proofs = []
+    for i in ids:
+        proof = [p.hex() for p in merkle.inclusion_proof(i, n_log, get)]
+        if corrupt and i == ids[-1]:
+            proof[0] = "00" * 32
+        proofs.append(
+            {
+                "memoryId": f"m-{i}",
+                "contentHash": "0" * 64,
+                "entryHash": entries[i].hex(),
+                "index": i,
+                "proof": proof,
+            }
+        )
+    return canonical.dumps({"checkpoint": text, "verifierKey": vkey, "proofs": proofs})

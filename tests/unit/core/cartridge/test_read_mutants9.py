@@ -28,9 +28,13 @@ from acx.core.cartridge.log_attestation import (
     summary,
 )
 from acx.core.signing import LocalEd25519Signer
+from tests.factories import inclusion_attestation, signed_cartridge
 from tests.unit.core.cartridge.test_cartridge import make, rec
-from tests.unit.core.cartridge.test_read_guards import _INSERT_ATTESTATION, LEGACY_DOC, _add_legacy_attestation
-from tests.unit.core.test_trust import _attestation, build
+from tests.unit.core.cartridge.test_read_guards import (
+    _INSERT_ATTESTATION,
+    LEGACY_DOC,
+    _add_legacy_attestation,
+)
 
 
 @pytest.mark.parametrize("name", ["", None, 123, b"rom/a.md"])
@@ -98,7 +102,7 @@ def test_an_attestation_row_of_another_id_and_type_is_not_a_log_checkpoint(tmp_p
 
 def test_the_summary_is_of_the_rom_file_ahead_of_a_legacy_row(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    build(path, LocalEd25519Signer(), _attestation(7, [0, 1, 2, 3], LocalEd25519Signer()))
+    signed_cartridge(path, LocalEd25519Signer(), inclusion_attestation(7, [0, 1, 2, 3], LocalEd25519Signer()))
     _add_legacy_attestation(path, LEGACY_DOC)
     with CartridgeReader(path) as r:
         assert summary(r) == {
@@ -135,10 +139,10 @@ def test_a_two_line_checkpoint_has_a_tree_size_and_an_unparseable_one_says_so(tm
     ids=["bad-hex", "no-proof", "proof-not-hex-strings"],
 )
 def test_a_proof_that_cannot_be_decoded_fails_its_memory(tmp_path: Path, damage: object) -> None:
-    doc = canonical.loads(_attestation(7, [0, 1, 2, 3], LocalEd25519Signer()))
+    doc = canonical.loads(inclusion_attestation(7, [0, 1, 2, 3], LocalEd25519Signer()))
     damage(doc["proofs"][2])  # type: ignore[operator]
     path = tmp_path / "a.acx"
-    build(path, LocalEd25519Signer(), canonical.dumps(doc))
+    signed_cartridge(path, LocalEd25519Signer(), canonical.dumps(doc))
     with CartridgeReader(path) as r:
         result, failures = check_inclusion(r)
     assert (result["checked"], result["failed"]) == (4, 1)
