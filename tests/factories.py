@@ -174,3 +174,8 @@ def inclusion_attestation(n_log: int, ids: list[int], signer: Any, corrupt: bool
             }
         )
     return canonical.dumps({"checkpoint": text, "verifierKey": vkey, "proofs": proofs})
+
+
+def search_record(rid: str, title: str, summary: str = "", **over: Any) -> dict[str, Any]:
+    """A record with just the fields the search index reads: id, text, tier (rom) and tags (none)."""
+    return {"id": rid, "title": title, "summary": summary, "portable": True, "tags": [], **over}
