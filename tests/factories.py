@@ -179,3 +179,97 @@ def inclusion_attestation(n_log: int, ids: list[int], signer: Any, corrupt: bool
 def search_record(rid: str, title: str, summary: str = "", **over: Any) -> dict[str, Any]:
     """A record with just the fields the search index reads: id, text, tier (rom) and tags (none)."""
     return {"id": rid, "title": title, "summary": summary, "portable": True, "tags": [], **over}
+
+
+# Cartridges: a small signed one of every object kind, and the edits a hostile file's author can make.
+CARTRIDGE_SKILL = (
+    b"---\nname: deploy-helper\ndescription: Helps with deploys.\nlicense: MIT\n---\n\n# Deploy\n"
+)
+LEGACY_ATTESTATION = (
+    '{"checkpoint":"example.com/log\\n7\\nabc=\\n","proofs":[{"i":1},{"i":2}],"verifierKey":"k"}'
+)
+INSERT_ATTESTATION = (
+    "INSERT INTO attestations (att_id, type, media_type, document, created_at) VALUES (?, ?, ?, ?, ?)"
+)
+
+
+def cartridge_record(i: int, portable: bool = True, **kw: object) -> dict[str, Any]:
+    """Memory ``mem-{i:05d}``, ROM (or SAVE with ``portable=False``), tagged deploy."""
+    fields: dict[str, Any] = {
+        "title": f"lesson {i}",
+        "summary": f"retry the deploy step {i}",
+        "sourceType": "review",
+    }
+    fields |= {"repoLabel": "api", "projectLabel": "Acme", "timestamp": "2026-01-02T03:04:05.000Z"}
+    return memory(
+        f"mem-{i:05d}",
+        portable=portable,
+        codebaseFingerprint=None if portable else CBF,
+        tags=["deploy"],
+        **fields | kw,
+    )
+
+
+def demo_cartridge(path: Any, *, save: bool = True, signer: Any = None, n: int = 5) -> dict[str, Any]:
+    """A signed cartridge at ``path``: ``n`` ROM memories with vectors, one SAVE memory (``save``), a
+    knowledge file, a skill and a capability; returns the finalize result and the signer."""
+    from acx.core.cartridge import CartridgeWriter
+    from acx.core.signing import LocalEd25519Signer
+
+    signer = signer or LocalEd25519Signer()
+    with CartridgeWriter(path, artifact_id="demo", artifact_version="1", chunk_size=2) as w:
+        for i in range(n):
+            w.add_memory(cartridge_record(i), "rom", [0.5] * 128)
+        if save:
+            w.add_memory(cartridge_record(99999, portable=False), "save")
+        w.add_file("rom/knowledge/NOTES.md", b"# notes\n")
+        w.add_file("rom/skills/deploy-helper/SKILL.md", CARTRIDGE_SKILL)
+        w.add_capability({"id": "cap-1", "domain": "infra"})
+        res = w.finalize(signer, "com.example.team")
+    return {"result": res, "signer": signer}
+
+
+def add_legacy_attestation(path: Any, document: str | bytes, covered: bool = True) -> None:
+    """Insert a pre-interop attestation row (and, when ``covered``, the objects row binding it)."""
+    import sqlite3
+
+    from acx.core.cartridge.format import oid_of
+    from acx.core.cartridge.log_attestation import LEGACY_ATT_ID, LEGACY_ATT_TYPE
+
+    with sqlite3.connect(path) as db:
+        db.execute(
+            INSERT_ATTESTATION,
+            (LEGACY_ATT_ID, LEGACY_ATT_TYPE, "application/json", document, "2026-01-01T00:00:00Z"),
+        )
+        if covered:
+            data = LEGACY_ATTESTATION.encode()
+            db.execute(
+                "INSERT INTO objects (oid, kind, source_ref, canon, zone, sz) VALUES (?, ?, ?, ?, ?, ?)",
+                (oid_of(data), "attestation", f"attestation:{LEGACY_ATT_ID}", "raw", "rom", len(data)),
+            )
+
+
+def without_primary_key(db: Any, table: str) -> list[tuple[Any, ...]]:
+    """Rebuild ``table`` as a plain rowid table of the same columns (no key), emptied; its old rows."""
+    cols = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+    rows = db.execute(f"SELECT {', '.join(cols)} FROM {table}").fetchall()  # noqa: S608 - our table names
+    db.execute(f"ALTER TABLE {table} RENAME TO {table}_old")
+    db.execute(f"CREATE TABLE {table} ({', '.join(cols)})")
+    db.execute(f"DROP TABLE {table}_old")
+    return rows
+
+
+def duplicate_row(path: Any, table: str, key: str, column: int, value: str | None, first: bool) -> None:
+    """Rebuild ``table`` without its primary key and add a second row under ``key`` whose ``column``
+    holds ``value``, ahead of (``first``) or behind the signed row."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        rows = without_primary_key(db, table)
+        (row,) = [r for r in rows if r[0] == key]
+        extra = (*row[:column], value, *row[column + 1 :])
+        marks = ", ".join("?" * len(row))
+        db.executemany(
+            f"INSERT INTO {table} VALUES ({marks})",  # noqa: S608 - our table names
+            [extra, *rows] if first else [*rows, extra],
+        )

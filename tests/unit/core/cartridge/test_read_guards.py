@@ -15,37 +15,15 @@ import pytest
 from acx.core.cartridge import CartridgeError, CartridgeReader, parse_frontmatter
 from acx.core.cartridge.format import APPLICATION_ID, oid_of
 from acx.core.cartridge.log_attestation import LEGACY_ATT_ID, LEGACY_ATT_TYPE, LOG_CHECKPOINT_FILE, summary
-from tests.unit.core.cartridge.test_cartridge import make
-
-LEGACY_DOC = '{"checkpoint":"example.com/log\\n7\\nabc=\\n","proofs":[{"i":1},{"i":2}],"verifierKey":"k"}'
-
-
-_INSERT_ATTESTATION = (
-    "INSERT INTO attestations (att_id, type, media_type, document, created_at) VALUES (?, ?, ?, ?, ?)"
-)
-
-
-def _add_legacy_attestation(path: Path, document: str | bytes, covered: bool = True) -> None:
-    """Insert a pre-interop attestation row (and, when ``covered``, the objects row binding it)."""
-    with sqlite3.connect(path) as db:
-        db.execute(
-            _INSERT_ATTESTATION,
-            (LEGACY_ATT_ID, LEGACY_ATT_TYPE, "application/json", document, "2026-01-01T00:00:00Z"),
-        )
-        if covered:
-            data = LEGACY_DOC.encode()
-            db.execute(
-                "INSERT INTO objects (oid, kind, source_ref, canon, zone, sz) VALUES (?, ?, ?, ?, ?, ?)",
-                (oid_of(data), "attestation", f"attestation:{LEGACY_ATT_ID}", "raw", "rom", len(data)),
-            )
+from tests.factories import INSERT_ATTESTATION, LEGACY_ATTESTATION, add_legacy_attestation, demo_cartridge
 
 
 def test_a_legacy_attestation_row_is_bound_into_the_rom_manifest(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with CartridgeReader(path) as r:
         before = r.recompute()
-    _add_legacy_attestation(path, LEGACY_DOC)
+    add_legacy_attestation(path, LEGACY_ATTESTATION)
     with CartridgeReader(path) as r:
         rec = r.recompute(collect=True)
         assert rec.problems == []
@@ -54,9 +32,9 @@ def test_a_legacy_attestation_row_is_bound_into_the_rom_manifest(tmp_path: Path)
         entry = next(e for e in rec.manifest or [] if e["sourceRef"] == f"attestation:{LEGACY_ATT_ID}")
         assert entry == {
             "sourceRef": "attestation:log-checkpoint",
-            "oid": oid_of(LEGACY_DOC.encode()),
+            "oid": oid_of(LEGACY_ATTESTATION.encode()),
             "canon": "raw",
-            "sz": len(LEGACY_DOC.encode()),
+            "sz": len(LEGACY_ATTESTATION.encode()),
         }
         want = {"origin": "example.com/log", "treeSize": "7", "proofs": 2, "file": LOG_CHECKPOINT_FILE}
         assert summary(r) == want
@@ -64,8 +42,8 @@ def test_a_legacy_attestation_row_is_bound_into_the_rom_manifest(tmp_path: Path)
 
 def test_an_edited_legacy_attestation_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
-    _add_legacy_attestation(path, LEGACY_DOC.replace('"k"', '"K"'))
+    demo_cartridge(path, save=False)
+    add_legacy_attestation(path, LEGACY_ATTESTATION.replace('"k"', '"K"'))
     with CartridgeReader(path) as r:
         problems = r.recompute().problems
     assert problems == [
@@ -75,8 +53,8 @@ def test_an_edited_legacy_attestation_is_reported(tmp_path: Path) -> None:
 
 def test_a_legacy_attestation_stored_as_a_blob_is_missing_content(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
-    _add_legacy_attestation(path, LEGACY_DOC.encode())
+    demo_cartridge(path, save=False)
+    add_legacy_attestation(path, LEGACY_ATTESTATION.encode())
     with CartridgeReader(path) as r:
         problems = r.recompute().problems
     assert problems == ["attestation object attestation:log-checkpoint: live content missing"]
@@ -84,18 +62,18 @@ def test_a_legacy_attestation_stored_as_a_blob_is_missing_content(tmp_path: Path
 
 def test_an_unbound_legacy_attestation_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
-    _add_legacy_attestation(path, LEGACY_DOC, covered=False)
+    demo_cartridge(path, save=False)
+    add_legacy_attestation(path, LEGACY_ATTESTATION, covered=False)
     with CartridgeReader(path) as r:
         assert r.recompute().problems == ["attestation log-checkpoint is not covered by any objects row"]
 
 
 def test_a_one_line_checkpoint_has_no_tree_size(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         db.execute(
-            _INSERT_ATTESTATION,
+            INSERT_ATTESTATION,
             (LEGACY_ATT_ID, LEGACY_ATT_TYPE, "application/json", '{"checkpoint":"origin only"}', "x"),
         )
     with CartridgeReader(path) as r:
@@ -115,8 +93,8 @@ def test_a_sqlite_file_with_the_acx_id_but_no_tables_is_refused_naming_them(tmp_
 
 
 def test_the_reader_reads_the_version_word_and_its_save_flag(tmp_path: Path) -> None:
-    make(tmp_path / "a.acx", save=False)
-    make(tmp_path / "b.acx", save=True)
+    demo_cartridge(tmp_path / "a.acx", save=False)
+    demo_cartridge(tmp_path / "b.acx", save=True)
     with CartridgeReader(tmp_path / "a.acx") as a, CartridgeReader(tmp_path / "b.acx") as b:
         assert (a.user_version, a.save_flag) == (0x01000100, False)
         assert (b.user_version, b.save_flag) == (0x01000101, True)

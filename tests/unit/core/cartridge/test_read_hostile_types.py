@@ -16,13 +16,12 @@ import pytest
 from acx.core.cartridge import CartridgeError, CartridgeReader
 from acx.core.cartridge.log_attestation import LEGACY_ATT_ID, LEGACY_ATT_TYPE, check_inclusion, summary
 from acx.core.trust import evaluate
-from tests.unit.core.cartridge.test_cartridge import make
-from tests.unit.core.cartridge.test_read_guards import _INSERT_ATTESTATION
+from tests.factories import INSERT_ATTESTATION, demo_cartridge
 
 
 def _made(tmp_path: Path, *sql: str) -> Path:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         for statement in sql:
             db.execute(statement)
@@ -78,7 +77,7 @@ def test_a_legacy_log_checkpoint_stored_as_a_blob_is_malformed(tmp_path: Path) -
     path = _made(tmp_path)
     with sqlite3.connect(path) as db:
         db.execute(
-            _INSERT_ATTESTATION,
+            INSERT_ATTESTATION,
             (LEGACY_ATT_ID, LEGACY_ATT_TYPE, "application/json", b'{"checkpoint":"o\\n1"}', "2026"),
         )
     with CartridgeReader(path) as r:

@@ -15,15 +15,14 @@ from acx.core import canonical
 from acx.core.cartridge import CartridgeReader
 from acx.core.cartridge.format import oid_of
 from acx.core.trust import evaluate
-from tests.unit.core.cartridge.test_cartridge import make
-from tests.unit.core.cartridge.test_read_mutants5 import _without_primary_key
+from tests.factories import demo_cartridge, without_primary_key
 
 
 def _edited_copy_after(path: Path) -> tuple[str, str]:
     """Rebuild ``memory`` without its key; keep every signed row, then add an edited copy of the first
     (self-consistent: its oid column is its own payload's hash). Returns (id, edited summary)."""
     with sqlite3.connect(path) as db:
-        rows = _without_primary_key(db, "memory")
+        rows = without_primary_key(db, "memory")
         target = rows[0]
         record = json.loads(target[4])
         record["summary"] = "the edited summary"
@@ -38,7 +37,7 @@ def _edited_copy_after(path: Path) -> tuple[str, str]:
 
 def test_an_edited_memory_row_behind_its_signed_copy_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     rid, summary = _edited_copy_after(path)
     with CartridgeReader(path) as r:
         assert summary in [m.get("summary") for m in r.memory_records()]  # what an import would read
@@ -47,7 +46,7 @@ def test_an_edited_memory_row_behind_its_signed_copy_is_reported(tmp_path: Path)
 
 def test_a_signed_cartridge_with_a_hidden_row_is_tampered(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with CartridgeReader(path) as r:
         assert evaluate(r).verdict != "tampered"
     rid, _ = _edited_copy_after(path)
@@ -61,12 +60,12 @@ def test_null_and_non_text_keys_are_reported(tmp_path: Path) -> None:
     """A NULL file name is in no coverage query (NULL NOT IN (...) is NULL, not true), and an integer
     key reads as the same text as a text one: both are problems, not silently skipped."""
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
-        rows = _without_primary_key(db, "sqlar")
+        rows = without_primary_key(db, "sqlar")
         db.executemany("INSERT INTO sqlar VALUES (?, ?, ?, ?, ?)", rows)
         db.execute("INSERT INTO sqlar VALUES (NULL, 420, 0, 5, ?)", (b"hello",))
-        rows = _without_primary_key(db, "cartridge")
+        rows = without_primary_key(db, "cartridge")
         db.executemany("INSERT INTO cartridge VALUES (?, ?)", rows)
         db.execute("INSERT INTO cartridge VALUES (7, '\"x\"')")
     with CartridgeReader(path) as r:
@@ -80,7 +79,7 @@ def test_null_and_non_text_keys_are_reported(tmp_path: Path) -> None:
 
 def test_a_cartridge_as_written_has_no_key_problems(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=True)
+    demo_cartridge(path, save=True)
     with CartridgeReader(path) as r:
         assert r.recompute().problems == []
 
@@ -89,7 +88,7 @@ def test_a_payload_stored_as_a_blob_is_a_problem_not_a_crash(tmp_path: Path) -> 
     """SQLite keeps a BLOB in a TEXT NOT NULL column: recompute names it (found by mutation testing: it
     raised AttributeError on bytes.encode), and the verdict is tampered."""
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         (rid,) = db.execute("SELECT id FROM memory ORDER BY id LIMIT 1").fetchone()
         db.execute("UPDATE memory SET payload = CAST(payload AS BLOB) WHERE id = ?", (rid,))
@@ -101,10 +100,10 @@ def test_a_payload_stored_as_a_blob_is_a_problem_not_a_crash(tmp_path: Path) -> 
 
 def test_a_huge_hostile_key_is_named_by_its_first_80_characters(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     big = "k" * 100_000
     with sqlite3.connect(path) as db:
-        rows = _without_primary_key(db, "cartridge")
+        rows = without_primary_key(db, "cartridge")
         db.executemany("INSERT INTO cartridge VALUES (?, ?)", [*rows, (big, '"a"'), (big, '"b"')])
     with CartridgeReader(path) as r:
         problems = r.recompute().problems
@@ -115,9 +114,9 @@ def test_a_huge_hostile_key_is_named_by_its_first_80_characters(tmp_path: Path) 
 @pytest.mark.parametrize(("size", "shown"), [(80, "m" * 80), (81, "m" * 80 + "...")])
 def test_a_key_is_cut_only_past_80_characters(tmp_path: Path, size: int, shown: str) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
-        rows = _without_primary_key(db, "cartridge")
+        rows = without_primary_key(db, "cartridge")
         db.executemany(
             "INSERT INTO cartridge VALUES (?, ?)", [*rows, ("m" * size, '"a"'), ("m" * size, '"b"')]
         )

@@ -14,16 +14,14 @@ import pytest
 
 from acx.core.cartridge import CartridgeError, CartridgeReader
 from acx.core.cartridge.format import oid_of
-from tests.unit.core.cartridge.test_cartridge import make
-from tests.unit.core.cartridge.test_read_guards import LEGACY_DOC, _add_legacy_attestation
-from tests.unit.core.cartridge.test_read_mutants8 import _duplicated
+from tests.factories import LEGACY_ATTESTATION, add_legacy_attestation, demo_cartridge, duplicate_row
 
 
 def test_a_cartridge_in_incremental_vacuum_mode_is_read(tmp_path: Path) -> None:
     """Bytes 64-67 of the header are the incremental-vacuum flag, right before the application id:
     a cartridge rebuilt with it set is still an ACX cartridge, its content unchanged."""
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with CartridgeReader(path) as r:
         before = r.recompute().manifest_hash
     db = sqlite3.connect(path)
@@ -40,7 +38,7 @@ def test_garbage_table_pages_behind_an_intact_schema_page_are_refused_as_corrupt
     """The header and the schema (page 1) pass the opening checks; every later read must still refuse,
     never return an empty answer."""
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     data = bytearray(path.read_bytes())
     for off in range(4096, len(data)):
         data[off] = (off * 7) & 0xFF
@@ -56,7 +54,7 @@ def test_garbage_table_pages_behind_an_intact_schema_page_are_refused_as_corrupt
 
 def test_a_memory_object_relabelled_as_a_file_has_no_live_content(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE objects SET kind = 'sqlar' WHERE source_ref = 'memory:mem-00001'")
     with CartridgeReader(path) as r:
@@ -68,8 +66,8 @@ def test_a_memory_object_relabelled_as_a_file_has_no_live_content(tmp_path: Path
 
 def test_a_legacy_attestation_object_relabelled_as_a_skill_has_no_live_content(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
-    _add_legacy_attestation(path, LEGACY_DOC)
+    demo_cartridge(path, save=False)
+    add_legacy_attestation(path, LEGACY_ATTESTATION)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE objects SET kind = 'skill' WHERE source_ref = 'attestation:log-checkpoint'")
     with CartridgeReader(path) as r:
@@ -83,10 +81,10 @@ def test_a_second_memory_row_under_a_signed_id_is_its_own_problem_only(tmp_path:
     """The signed row comes first, the lookup reads it; the row behind it (a NULL payload, or another
     zone) is reported for itself, not as the signed object's content."""
     null_payload, other_zone = tmp_path / "a.acx", tmp_path / "b.acx"
-    make(null_payload, save=False)
-    make(other_zone, save=False)
-    _duplicated(null_payload, "memory", "mem-00001", 4, None, first=False)
-    _duplicated(other_zone, "memory", "mem-00001", 1, "save", first=False)
+    demo_cartridge(null_payload, save=False)
+    demo_cartridge(other_zone, save=False)
+    duplicate_row(null_payload, "memory", "mem-00001", 4, None, first=False)
+    duplicate_row(other_zone, "memory", "mem-00001", 1, "save", first=False)
     with CartridgeReader(null_payload) as r:
         assert r.recompute().problems == [
             "memory row 'mem-00001': 2 rows under one key",
@@ -101,7 +99,7 @@ def test_a_second_memory_row_under_a_signed_id_is_its_own_problem_only(tmp_path:
 
 def test_a_memory_row_moved_to_another_zone_disagrees_with_its_payload(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE memory SET zone = 'save' WHERE id = 'mem-00002'")
     with CartridgeReader(path) as r:
@@ -151,7 +149,7 @@ def test_every_memory_row_is_checked_after_a_bad_payload(
     """The first memory row's payload is bad (its oid column updated to match it); the last row's oid
     column is wrong: both are reported."""
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         record = json.loads(db.execute("SELECT payload FROM memory WHERE id = 'mem-00000'").fetchone()[0])
         bad = payload(record)  # type: ignore[operator]
@@ -167,7 +165,7 @@ def test_every_memory_row_is_checked_after_a_bad_payload(
 
 def test_a_memory_payload_that_is_not_json_is_refused_when_listed(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE memory SET payload = '{not json' WHERE id = 'mem-00003'")
     with (
@@ -179,7 +177,7 @@ def test_a_memory_payload_that_is_not_json_is_refused_when_listed(tmp_path: Path
 
 def test_reading_a_file_the_cartridge_does_not_hold_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with CartridgeReader(path) as r:
         assert r.find_file("rom/knowledge/ABSENT.md") is None
         with pytest.raises(CartridgeError, match=r"no file 'rom/knowledge/ABSENT\.md'"):
@@ -188,7 +186,7 @@ def test_reading_a_file_the_cartridge_does_not_hold_is_refused(tmp_path: Path) -
 
 def test_a_cartridge_without_a_signature_row_carries_no_public_key(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         db.execute("DELETE FROM signatures")
     with CartridgeReader(path) as r:
@@ -198,7 +196,7 @@ def test_a_cartridge_without_a_signature_row_carries_no_public_key(tmp_path: Pat
 
 def test_orphan_vectors_are_the_vectors_without_a_memory_row(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with CartridgeReader(path) as r:
         assert r.orphan_vectors() == 0
     with sqlite3.connect(path) as db:
@@ -209,7 +207,7 @@ def test_orphan_vectors_are_the_vectors_without_a_memory_row(tmp_path: Path) -> 
 
 def test_a_recompute_not_asked_to_collect_holds_no_manifest(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with CartridgeReader(path) as r:
         plain, collected = r.recompute(), r.recompute(collect=True)
     assert plain.manifest is None

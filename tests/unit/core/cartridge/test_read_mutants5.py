@@ -14,18 +14,7 @@ import pytest
 from acx.core import canonical
 from acx.core.cartridge import CartridgeReader
 from acx.core.cartridge.format import oid_of
-from tests.unit.core.cartridge.test_cartridge import make
-from tests.unit.core.cartridge.test_read_guards import LEGACY_DOC, _add_legacy_attestation
-
-
-def _without_primary_key(db: sqlite3.Connection, table: str) -> list[tuple]:
-    """Rebuild ``table`` as a plain rowid table of the same columns (no key), emptied; its old rows."""
-    cols = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
-    rows = db.execute(f"SELECT {', '.join(cols)} FROM {table}").fetchall()  # noqa: S608 - our table names
-    db.execute(f"ALTER TABLE {table} RENAME TO {table}_old")
-    db.execute(f"CREATE TABLE {table} ({', '.join(cols)})")
-    db.execute(f"DROP TABLE {table}_old")
-    return rows
+from tests.factories import LEGACY_ATTESTATION, add_legacy_attestation, demo_cartridge, without_primary_key
 
 
 def test_an_edited_memory_row_ahead_of_its_untouched_copy_is_reported(tmp_path: Path) -> None:
@@ -33,9 +22,9 @@ def test_an_edited_memory_row_ahead_of_its_untouched_copy_is_reported(tmp_path: 
     the signed row follows it: the edited payload is what a lookup by id reads, and its oid no longer
     matches the objects row, so recompute reports it."""
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
-        rows = _without_primary_key(db, "memory")
+        rows = without_primary_key(db, "memory")
         target = rows[0]
         record = json.loads(target[4])
         record["summary"] = "an edited summary"
@@ -55,9 +44,9 @@ def test_an_edited_capability_row_ahead_of_its_untouched_copy_is_reported(tmp_pa
     """The same for a capability: the first row under its id carries edited JSON, the signed copy
     follows; the capability's objects row no longer matches what a lookup reads."""
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
-        rows = _without_primary_key(db, "capabilities")
+        rows = without_primary_key(db, "capabilities")
         cap_id, doc, content_hash = rows[0]
         edited = canonical.dumps({**json.loads(doc), "domain": "payments"}).decode()
         db.executemany("INSERT INTO capabilities VALUES (?, ?, ?)", [(cap_id, edited, content_hash), *rows])
@@ -73,7 +62,7 @@ def test_an_edited_capability_row_ahead_of_its_untouched_copy_is_reported(tmp_pa
 @pytest.mark.parametrize(
     ("document", "problem"),
     [
-        (LEGACY_DOC.replace('"k"', '"K"'), "recomputed oid differs from objects.oid"),
+        (LEGACY_ATTESTATION.replace('"k"', '"K"'), "recomputed oid differs from objects.oid"),
         (None, "live content missing"),  # and nothing crashes on the NULL
     ],
     ids=["edited", "null"],
@@ -84,10 +73,10 @@ def test_an_edited_attestation_row_ahead_of_its_untouched_copy_is_reported(
     """The same for an attestation: the first row under its id carries an edited or a NULL document,
     the bound copy follows; the attestation's objects row no longer matches what a lookup reads."""
     path = tmp_path / "a.acx"
-    make(path, save=False)
-    _add_legacy_attestation(path, LEGACY_DOC)
+    demo_cartridge(path, save=False)
+    add_legacy_attestation(path, LEGACY_ATTESTATION)
     with sqlite3.connect(path) as db:
-        rows = _without_primary_key(db, "attestations")
+        rows = without_primary_key(db, "attestations")
         (att,) = [r for r in rows if r[0] == "log-checkpoint"]
         edited = (*att[:4], document, *att[5:])
         marks = ", ".join("?" * len(att))

@@ -13,8 +13,7 @@ import pytest
 
 from acx.core.cartridge import CartridgeError, CartridgeReader, parse_frontmatter
 from acx.core.cartridge.format import SQLITE_MAGIC, sqlar_bytes
-from tests.unit.core.cartridge.test_cartridge import make
-from tests.unit.core.cartridge.test_read_mutants5 import _without_primary_key
+from tests.factories import demo_cartridge, without_primary_key
 
 
 def test_blank_lines_and_nested_keys_in_frontmatter_are_skipped() -> None:
@@ -43,9 +42,9 @@ def test_a_file_is_read_from_one_row_its_size_and_its_data(tmp_path: Path) -> No
     """In a sqlar table rebuilt without its key, a lookup by name reads the first row's size with that
     row's own data (a raw file: size equal to its length), not another row's size."""
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
-        rows = _without_primary_key(db, "sqlar")
+        rows = without_primary_key(db, "sqlar")
         (notes,) = [r for r in rows if r[0] == "rom/knowledge/NOTES.md"]
         other = (notes[0], notes[1], notes[2], notes[3] + 7, zlib.compress(b"# other notes\n"))
         db.executemany("INSERT INTO sqlar VALUES (?, ?, ?, ?, ?)", [*rows, other])
@@ -57,7 +56,7 @@ def test_missing_live_content_enters_the_manifest_as_the_all_zero_oid(tmp_path: 
     """A ROM objects row whose content is gone is reported, and the recomputed manifest binds it as the
     all-zero sha256 oid with size -1 (a well-formed oid no content hashes to), never as nothing."""
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         db.execute("DELETE FROM capabilities")
     with CartridgeReader(path) as r:

@@ -13,12 +13,8 @@ import pytest
 from acx.core.cartridge import CartridgeError, CartridgeReader
 from acx.core.cartridge.log_attestation import LEGACY_ATT_ID, LEGACY_ATT_TYPE, check_inclusion
 from acx.core.signing import PublicKey
-from tests.unit.core.cartridge.test_cartridge import make
-from tests.unit.core.cartridge.test_read_guards import LEGACY_DOC
+from tests.factories import INSERT_ATTESTATION, LEGACY_ATTESTATION, demo_cartridge
 
-_INSERT_ATTESTATION = (
-    "INSERT INTO attestations (att_id, type, media_type, document, created_at) VALUES (?, ?, ?, ?, ?)"
-)
 _JSON = "application/json"
 _FIRST_MEMORY_OBJECT = "SELECT source_ref FROM objects WHERE kind = 'memory' ORDER BY source_ref"
 
@@ -26,7 +22,7 @@ _FIRST_MEMORY_OBJECT = "SELECT source_ref FROM objects WHERE kind = 'memory' ORD
 def test_a_99_byte_prefix_of_a_real_cartridge_is_refused_as_a_truncated_header(tmp_path: Path) -> None:
     """The SQLite header is 100 bytes: 99 of them, magic and application id included, are too few."""
     whole = tmp_path / "a.acx"
-    make(whole)
+    demo_cartridge(whole)
     cut = tmp_path / "cut.acx"
     cut.write_bytes(whole.read_bytes()[:99])
     with pytest.raises(CartridgeError, match=r"not a SQLite file \(bad or truncated header\)"):
@@ -35,7 +31,7 @@ def test_a_99_byte_prefix_of_a_real_cartridge_is_refused_as_a_truncated_header(t
 
 def test_the_signature_read_is_the_oldest_row(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path)
+    demo_cartridge(path)
     with CartridgeReader(path) as r:
         first = r.signature()
     assert first is not None
@@ -53,7 +49,7 @@ def test_the_signature_read_is_the_oldest_row(tmp_path: Path) -> None:
 
 def test_the_public_key_is_the_one_in_the_signature_row(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    made = make(path)
+    made = demo_cartridge(path)
     with CartridgeReader(path) as r:
         key = r.public_key()
     assert key is not None
@@ -66,7 +62,7 @@ def test_the_public_key_is_the_one_in_the_signature_row(tmp_path: Path) -> None:
 
 def test_a_memory_object_without_its_row_is_reported_missing(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         ref = db.execute(
             "SELECT source_ref FROM objects WHERE kind = 'memory' ORDER BY source_ref"
@@ -79,10 +75,10 @@ def test_a_memory_object_without_its_row_is_reported_missing(tmp_path: Path) -> 
 
 def test_two_log_checkpoint_documents_are_one_failure_and_present(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
-        db.execute(_INSERT_ATTESTATION, (LEGACY_ATT_ID, LEGACY_ATT_TYPE, _JSON, LEGACY_DOC, "2026"))
-        db.execute(_INSERT_ATTESTATION, ("second", LEGACY_ATT_TYPE, _JSON, LEGACY_DOC, "2026"))
+        db.execute(INSERT_ATTESTATION, (LEGACY_ATT_ID, LEGACY_ATT_TYPE, _JSON, LEGACY_ATTESTATION, "2026"))
+        db.execute(INSERT_ATTESTATION, ("second", LEGACY_ATT_TYPE, _JSON, LEGACY_ATTESTATION, "2026"))
     with CartridgeReader(path) as r:
         assert check_inclusion(r) == ({"present": True}, ["more than one log-checkpoint attestation"])
 
@@ -96,7 +92,7 @@ def _set_engine(path: Path, value: str | None) -> None:
 
 def test_the_embedding_engine_meta_key_is_parsed_as_an_object(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     _set_engine(path, '{"dim":128,"model":"m"}')
     with CartridgeReader(path) as r:
         assert r.embedding_engine() == {"dim": 128, "model": "m"}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from acx.core.cartridge import CartridgeReader
-from tests.unit.core.cartridge.test_cartridge import make
+from tests.factories import demo_cartridge
 
 _REF = "cartridge:acx.publisher_id"
 
@@ -17,7 +17,7 @@ _REF = "cartridge:acx.publisher_id"
 @pytest.mark.parametrize("change", ["deleted", "blob"])
 def test_a_metadata_object_without_its_text_row_is_reported_missing(tmp_path: Path, change: str) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT 1 FROM objects WHERE source_ref = ?", (_REF,)).fetchone()
         if change == "deleted":
@@ -35,7 +35,7 @@ def test_a_file_stored_twice_under_one_name_is_named_and_the_first_copy_is_the_o
     """The first row under a name is the one the objects row binds; a later copy of another size is a
     key problem, and the first copy still recomputes to its bound oid and size."""
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     name = "rom/knowledge/NOTES.md"
     with sqlite3.connect(path) as db:
         db.executescript(
@@ -57,7 +57,7 @@ def test_a_memory_payload_that_is_json_but_not_an_object_is_refused_by_id(tmp_pa
     from acx.core.cartridge import CartridgeError
 
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE memory SET payload = '[1,2]' WHERE id = 'mem-00001'")
     with (
@@ -69,7 +69,7 @@ def test_a_memory_payload_that_is_json_but_not_an_object_is_refused_by_id(tmp_pa
 
 def test_the_skill_index_lists_the_cartridges_skill(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         want = db.execute("SELECT sqlar_path, name FROM acx_skill").fetchall()
     assert want and want[0][0] == "rom/skills/deploy-helper/SKILL.md"

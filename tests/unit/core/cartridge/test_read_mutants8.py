@@ -13,14 +13,14 @@ import pytest
 from acx.core import canonical
 from acx.core.cartridge import CartridgeError, CartridgeReader, log_attestation
 from acx.core.cartridge.log_attestation import InclusionEntry
-from tests.unit.core.cartridge.test_cartridge import make
+from tests.factories import demo_cartridge, duplicate_row
 
 
 def test_a_capability_ref_under_another_kind_has_no_live_content(tmp_path: Path) -> None:
     """An objects row says which table holds its content by its kind AND its ref: a capability's ref
     relabelled as a memory object is not recomputed from the capabilities table."""
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE objects SET kind = 'memory' WHERE source_ref = 'capability:cap-1'")
     with CartridgeReader(path) as r:
@@ -33,20 +33,20 @@ def test_a_capability_ref_under_another_kind_has_no_live_content(tmp_path: Path)
 
 def test_a_save_memory_whose_codebase_column_disagrees_with_its_payload_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=True)
+    demo_cartridge(path, save=True)
     with sqlite3.connect(path) as db:
         rid = db.execute("SELECT id FROM memory WHERE zone = 'save'").fetchone()[0]
         db.execute("UPDATE memory SET codebase_fingerprint = 'cbf1_elsewhere' WHERE id = ?", (rid,))
     with CartridgeReader(path) as r:
         assert r.recompute().problems == [f"memory {rid}: fingerprint columns disagree with the payload"]
-    make(tmp_path / "b.acx", save=True)
+    demo_cartridge(tmp_path / "b.acx", save=True)
     with CartridgeReader(tmp_path / "b.acx") as r:
         assert r.recompute().problems == []
 
 
 def test_a_cartridge_whose_objects_table_goes_missing_is_refused_as_corrupt(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with CartridgeReader(path) as r:
         assert r.checksum()[1] > 0
         with sqlite3.connect(path) as db:
@@ -74,31 +74,15 @@ def test_the_log_attestation_document_is_canonical_json_of_what_it_attests() -> 
     }
 
 
-def _duplicated(path: Path, table: str, key: str, column: int, value: str | None, first: bool) -> None:
-    """Rebuild ``table`` without its primary key and add a second row under ``key`` whose ``column``
-    holds ``value``, ahead of (``first``) or behind the signed row."""
-    from tests.unit.core.cartridge.test_read_mutants5 import _without_primary_key
-
-    with sqlite3.connect(path) as db:
-        rows = _without_primary_key(db, table)
-        (row,) = [r for r in rows if r[0] == key]
-        extra = (*row[:column], value, *row[column + 1 :])
-        marks = ", ".join("?" * len(row))
-        db.executemany(
-            f"INSERT INTO {table} VALUES ({marks})",  # noqa: S608 - our table names
-            [extra, *rows] if first else [*rows, extra],
-        )
-
-
 def test_the_first_meta_row_under_a_key_is_the_one_recomputed(tmp_path: Path) -> None:
     """Two rows under one meta key (a verifier's file has its own schema): a lookup reads the first,
     so an edited value ahead of the signed copy is reported, and a NULL behind it changes nothing but
     the duplicate's own problem."""
     ahead, behind = tmp_path / "ahead.acx", tmp_path / "behind.acx"
-    make(ahead, save=False)
-    make(behind, save=False)
-    _duplicated(ahead, "cartridge", "acx.publisher_id", 1, "com.evil.team", first=True)
-    _duplicated(behind, "cartridge", "acx.publisher_id", 1, None, first=False)
+    demo_cartridge(ahead, save=False)
+    demo_cartridge(behind, save=False)
+    duplicate_row(ahead, "cartridge", "acx.publisher_id", 1, "com.evil.team", first=True)
+    duplicate_row(behind, "cartridge", "acx.publisher_id", 1, None, first=False)
     with CartridgeReader(ahead) as r:
         assert r.recompute().problems == [
             "cartridge object cartridge:acx.publisher_id: recomputed oid differs from objects.oid",
@@ -113,7 +97,7 @@ def test_a_null_capability_row_behind_the_signed_one_changes_nothing_but_its_own
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
-    _duplicated(path, "capabilities", "cap-1", 1, None, first=False)
+    demo_cartridge(path, save=False)
+    duplicate_row(path, "capabilities", "cap-1", 1, None, first=False)
     with CartridgeReader(path) as r:
         assert r.recompute().problems == ["capability 'cap-1': 2 rows under one key"]

@@ -28,12 +28,14 @@ from acx.core.cartridge.log_attestation import (
     summary,
 )
 from acx.core.signing import LocalEd25519Signer
-from tests.factories import inclusion_attestation, signed_cartridge
-from tests.unit.core.cartridge.test_cartridge import make, rec
-from tests.unit.core.cartridge.test_read_guards import (
-    _INSERT_ATTESTATION,
-    LEGACY_DOC,
-    _add_legacy_attestation,
+from tests.factories import (
+    INSERT_ATTESTATION,
+    LEGACY_ATTESTATION,
+    add_legacy_attestation,
+    cartridge_record,
+    demo_cartridge,
+    inclusion_attestation,
+    signed_cartridge,
 )
 
 
@@ -45,7 +47,7 @@ def test_a_sqlar_name_that_is_empty_or_not_a_string_is_refused_as_such(name: obj
 
 def test_a_sqlar_entry_that_does_not_inflate_to_its_size_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         db.execute(
             "UPDATE sqlar SET sz = 1000, data = ? WHERE name = 'rom/knowledge/NOTES.md'", (b"\x00junk",)
@@ -67,7 +69,7 @@ def test_indented_frontmatter_lines_are_not_top_level_keys() -> None:
 
 def test_an_unknown_export_zone_is_refused() -> None:
     with pytest.raises(CartridgeError, match="unknown zone 'attic'"):
-        export_view(rec(1), "attic")
+        export_view(cartridge_record(1), "attic")
 
 
 def test_the_timestamp_is_utc_now_to_the_millisecond_with_a_z() -> None:
@@ -86,24 +88,26 @@ def test_an_inclusion_entry_cannot_be_altered_once_made() -> None:
 
 def test_an_attestation_row_of_another_id_and_type_is_not_a_log_checkpoint(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
-        db.execute(_INSERT_ATTESTATION, ("sbom", "application/spdx", "application/json", "{}", "2026"))
+        db.execute(INSERT_ATTESTATION, ("sbom", "application/spdx", "application/json", "{}", "2026"))
     with CartridgeReader(path) as r:
         assert read(r) == []
         assert summary(r) is None
         assert check_inclusion(r) == ({"present": False}, [])
     with sqlite3.connect(path) as db:
-        db.execute(_INSERT_ATTESTATION, (LEGACY_ATT_ID, "other", "application/json", LEGACY_DOC, "2026"))
-        db.execute(_INSERT_ATTESTATION, ("renamed", LEGACY_ATT_TYPE, "application/json", "{}", "2026"))
+        db.execute(
+            INSERT_ATTESTATION, (LEGACY_ATT_ID, "other", "application/json", LEGACY_ATTESTATION, "2026")
+        )
+        db.execute(INSERT_ATTESTATION, ("renamed", LEGACY_ATT_TYPE, "application/json", "{}", "2026"))
     with CartridgeReader(path) as r:
-        assert read(r) == [LEGACY_DOC.encode(), b"{}"]
+        assert read(r) == [LEGACY_ATTESTATION.encode(), b"{}"]
 
 
 def test_the_summary_is_of_the_rom_file_ahead_of_a_legacy_row(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
     signed_cartridge(path, LocalEd25519Signer(), inclusion_attestation(7, [0, 1, 2, 3], LocalEd25519Signer()))
-    _add_legacy_attestation(path, LEGACY_DOC)
+    add_legacy_attestation(path, LEGACY_ATTESTATION)
     with CartridgeReader(path) as r:
         assert summary(r) == {
             "origin": "com.example.team/t/p",
@@ -115,10 +119,10 @@ def test_the_summary_is_of_the_rom_file_ahead_of_a_legacy_row(tmp_path: Path) ->
 
 def test_a_two_line_checkpoint_has_a_tree_size_and_an_unparseable_one_says_so(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
-    make(path, save=False)
+    demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         db.execute(
-            _INSERT_ATTESTATION,
+            INSERT_ATTESTATION,
             (LEGACY_ATT_ID, LEGACY_ATT_TYPE, "application/json", '{"checkpoint":"origin\\n5"}', "2026"),
         )
     with CartridgeReader(path) as r:
