@@ -1,10 +1,13 @@
-"""Cartridge container: header, schema, names, manifest, boundary, strip, corruption."""
+"""Cartridge container: header, schema, sqlar names, manifest, export boundary and zones, strip,
+corruption, timestamps."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import zlib
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,8 +21,15 @@ from acx.core.cartridge import (
     strip_to_rom,
     validate_sqlar_name,
 )
+from acx.core.cartridge.boundary import export_view
+from acx.core.cartridge.format import now_rfc3339
 from acx.core.signing import LocalEd25519Signer
-from tests.factories import CARTRIDGE_SKILL, CBF, cartridge_record, demo_cartridge
+from tests.factories import (
+    CARTRIDGE_SKILL,
+    CBF,
+    cartridge_record,
+    demo_cartridge,
+)
 
 
 def test_header_bytes_and_user_version(tmp_path: Path) -> None:
@@ -212,3 +222,22 @@ def test_seal_sign_commit_with_an_injected_signer(tmp_path):
     result = w.commit(dsse.sign_statement(statement, signer), signer.public_key_der(), signer.algorithm)
     assert result.cartridge_id == "c-1" and (tmp_path / "c.acx").exists()
     assert evaluate(tmp_path / "c.acx").verdict == "portable"
+
+
+@pytest.mark.parametrize("name", ["", None, 123, b"rom/a.md"])
+def test_a_sqlar_name_that_is_empty_or_not_a_string_is_refused_as_such(name: object) -> None:
+    with pytest.raises(CartridgeError, match="file name must be a non-empty string"):
+        validate_sqlar_name(name)  # type: ignore[arg-type]
+
+
+def test_an_unknown_export_zone_is_refused() -> None:
+    with pytest.raises(CartridgeError, match="unknown zone 'attic'"):
+        export_view(cartridge_record(1), "attic")
+
+
+def test_the_timestamp_is_utc_now_to_the_millisecond_with_a_z() -> None:
+    before = datetime.now(UTC)
+    stamp = now_rfc3339()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp), stamp
+    read_back = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    assert before - timedelta(milliseconds=1) <= read_back <= datetime.now(UTC)

@@ -1,23 +1,19 @@
-"""Cartridge reading, from the eighth round's screen of the whole mutation pool: sqlar names that are
-not strings or empty, a sqlar entry that cannot be inflated to its size, frontmatter that does not open
-the file or is indented, an unknown export zone, the timestamp shape, and the log-checkpoint reader
-(which attestation rows it takes, the summary of the ROM file over a legacy row, a two-line
-checkpoint, an unparseable document, a proof that cannot be decoded)."""
+"""The log-checkpoint attestation a cartridge carries (acx.core.cartridge.log_attestation): the document
+is the canonical JSON of what it attests; which attestation rows are read (the ROM file ahead of a
+legacy row, only the legacy id and type); the summary's tree size from one-, two-line and unparseable
+checkpoints; inclusion proofs that cannot be decoded; inclusion entries as values.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import re
 import sqlite3
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from acx.core import canonical
-from acx.core.cartridge import CartridgeError, CartridgeReader, parse_frontmatter, validate_sqlar_name
-from acx.core.cartridge.boundary import export_view
-from acx.core.cartridge.format import now_rfc3339
+from acx.core.cartridge import CartridgeReader, log_attestation
 from acx.core.cartridge.log_attestation import (
     LEGACY_ATT_ID,
     LEGACY_ATT_TYPE,
@@ -32,52 +28,55 @@ from tests.factories import (
     INSERT_ATTESTATION,
     LEGACY_ATTESTATION,
     add_legacy_attestation,
-    cartridge_record,
     demo_cartridge,
     inclusion_attestation,
     signed_cartridge,
 )
 
 
-@pytest.mark.parametrize("name", ["", None, 123, b"rom/a.md"])
-def test_a_sqlar_name_that_is_empty_or_not_a_string_is_refused_as_such(name: object) -> None:
-    with pytest.raises(CartridgeError, match="file name must be a non-empty string"):
-        validate_sqlar_name(name)  # type: ignore[arg-type]
-
-
-def test_a_sqlar_entry_that_does_not_inflate_to_its_size_is_refused(tmp_path: Path) -> None:
+def test_a_one_line_checkpoint_has_no_tree_size(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
     demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
         db.execute(
-            "UPDATE sqlar SET sz = 1000, data = ? WHERE name = 'rom/knowledge/NOTES.md'", (b"\x00junk",)
+            INSERT_ATTESTATION,
+            (LEGACY_ATT_ID, LEGACY_ATT_TYPE, "application/json", '{"checkpoint":"origin only"}', "x"),
         )
-    with CartridgeReader(path) as r, pytest.raises(CartridgeError, match="cannot be decompressed"):
-        r.read_file("rom/knowledge/NOTES.md")
+    with CartridgeReader(path) as r:
+        got = summary(r)
+    assert got is not None and (got["origin"], got["treeSize"], got["proofs"]) == ("origin only", None, 0)
 
 
-def test_text_without_an_opening_frontmatter_line_has_no_frontmatter() -> None:
-    assert parse_frontmatter("no frontmatter here") == {}
-    assert parse_frontmatter("# Title\nname: x\n---\n") == {}
-    assert parse_frontmatter("") == {}
+_JSON = "application/json"
 
 
-def test_indented_frontmatter_lines_are_not_top_level_keys() -> None:
-    text = "---\nname: deploy\n  nested: no\n\tdesc: tab\n:\nlicense: MIT\n---\n"
-    assert parse_frontmatter(text) == {"name": "deploy", "license": "MIT"}
+def test_two_log_checkpoint_documents_are_one_failure_and_present(tmp_path: Path) -> None:
+    path = tmp_path / "a.acx"
+    demo_cartridge(path, save=False)
+    with sqlite3.connect(path) as db:
+        db.execute(INSERT_ATTESTATION, (LEGACY_ATT_ID, LEGACY_ATT_TYPE, _JSON, LEGACY_ATTESTATION, "2026"))
+        db.execute(INSERT_ATTESTATION, ("second", LEGACY_ATT_TYPE, _JSON, LEGACY_ATTESTATION, "2026"))
+    with CartridgeReader(path) as r:
+        assert check_inclusion(r) == ({"present": True}, ["more than one log-checkpoint attestation"])
 
 
-def test_an_unknown_export_zone_is_refused() -> None:
-    with pytest.raises(CartridgeError, match="unknown zone 'attic'"):
-        export_view(cartridge_record(1), "attic")
-
-
-def test_the_timestamp_is_utc_now_to_the_millisecond_with_a_z() -> None:
-    before = datetime.now(UTC)
-    stamp = now_rfc3339()
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp), stamp
-    read_back = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-    assert before - timedelta(milliseconds=1) <= read_back <= datetime.now(UTC)
+def test_the_log_attestation_document_is_canonical_json_of_what_it_attests() -> None:
+    proof = InclusionEntry("mem-1", "sha256:" + "a" * 64, "b" * 64, 3, ["c" * 64, "d" * 64])
+    doc = log_attestation.document("origin\n4\nroot\n", "vkey+1+AAAA", [proof])
+    assert isinstance(doc, bytes) and canonical.dumps(canonical.loads(doc)) == doc
+    assert canonical.loads(doc) == {
+        "checkpoint": "origin\n4\nroot\n",
+        "verifierKey": "vkey+1+AAAA",
+        "proofs": [
+            {
+                "memoryId": "mem-1",
+                "contentHash": "sha256:" + "a" * 64,
+                "entryHash": "b" * 64,
+                "index": 3,
+                "proof": ["c" * 64, "d" * 64],
+            }
+        ],
+    }
 
 
 def test_an_inclusion_entry_cannot_be_altered_once_made() -> None:
