@@ -14,7 +14,7 @@ from acx.core.canonical import MAX_SAFE_INTEGER, CanonicalError
 from acx.core.fingerprint import artifact_fingerprint, slot_key
 from acx.core.merge import (
     MergeConflict,
-    _components,
+    _components,  # private, like _sorted_tags: checked against a reference on arbitrary inputs
     _sorted_tags,
     instant_key,
     link,

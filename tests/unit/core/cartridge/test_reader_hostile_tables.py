@@ -102,8 +102,8 @@ def test_a_cartridge_as_written_has_no_key_problems(tmp_path: Path) -> None:
 
 
 def test_a_payload_stored_as_a_blob_is_a_problem_not_a_crash(tmp_path: Path) -> None:
-    """SQLite keeps a BLOB in a TEXT NOT NULL column: recompute names it (found by mutation testing: it
-    raised AttributeError on bytes.encode), and the verdict is tampered."""
+    """SQLite keeps a BLOB in a TEXT NOT NULL column: recompute names it (never an AttributeError on
+    bytes.encode), and the verdict is tampered."""
     path = tmp_path / "a.acx"
     demo_cartridge(path, save=False)
     with sqlite3.connect(path) as db:
