@@ -273,3 +273,15 @@ def duplicate_row(path: Any, table: str, key: str, column: int, value: str | Non
             f"INSERT INTO {table} VALUES ({marks})",  # noqa: S608 - our table names
             [extra, *rows] if first else [*rows, extra],
         )
+
+
+def tampered_cartridge(path: Any, *statements: str | tuple[str, tuple[Any, ...]]) -> Any:
+    """``demo_cartridge(path, save=False)`` with ``statements`` (SQL, or SQL and its parameters) then run
+    on its tables, as a hostile file's author would; returns ``path``."""
+    import sqlite3
+
+    demo_cartridge(path, save=False)
+    with sqlite3.connect(path) as db:
+        for statement in statements:
+            db.execute(*((statement,) if isinstance(statement, str) else statement))
+    return path

@@ -28,20 +28,20 @@ from tests.factories import (
     INSERT_ATTESTATION,
     LEGACY_ATTESTATION,
     add_legacy_attestation,
-    demo_cartridge,
     inclusion_attestation,
     signed_cartridge,
+    tampered_cartridge,
 )
 
 
+def _with_legacy_document(path: Path, document: str) -> Path:
+    """A demo cartridge holding ``document`` in a legacy log-checkpoint attestation row."""
+    row = (LEGACY_ATT_ID, LEGACY_ATT_TYPE, "application/json", document, "2026-01-01T00:00:00Z")
+    return tampered_cartridge(path, (INSERT_ATTESTATION, row))
+
+
 def test_a_one_line_checkpoint_has_no_tree_size(tmp_path: Path) -> None:
-    path = tmp_path / "a.acx"
-    demo_cartridge(path, save=False)
-    with sqlite3.connect(path) as db:
-        db.execute(
-            INSERT_ATTESTATION,
-            (LEGACY_ATT_ID, LEGACY_ATT_TYPE, "application/json", '{"checkpoint":"origin only"}', "x"),
-        )
+    path = _with_legacy_document(tmp_path / "a.acx", '{"checkpoint":"origin only"}')
     with CartridgeReader(path) as r:
         got = summary(r)
     assert got is not None and (got["origin"], got["treeSize"], got["proofs"]) == ("origin only", None, 0)
@@ -51,11 +51,11 @@ _JSON = "application/json"
 
 
 def test_two_log_checkpoint_documents_are_one_failure_and_present(tmp_path: Path) -> None:
-    path = tmp_path / "a.acx"
-    demo_cartridge(path, save=False)
-    with sqlite3.connect(path) as db:
-        db.execute(INSERT_ATTESTATION, (LEGACY_ATT_ID, LEGACY_ATT_TYPE, _JSON, LEGACY_ATTESTATION, "2026"))
-        db.execute(INSERT_ATTESTATION, ("second", LEGACY_ATT_TYPE, _JSON, LEGACY_ATTESTATION, "2026"))
+    path = tampered_cartridge(
+        tmp_path / "a.acx",
+        (INSERT_ATTESTATION, (LEGACY_ATT_ID, LEGACY_ATT_TYPE, _JSON, LEGACY_ATTESTATION, "2026")),
+        (INSERT_ATTESTATION, ("second", LEGACY_ATT_TYPE, _JSON, LEGACY_ATTESTATION, "2026")),
+    )
     with CartridgeReader(path) as r:
         assert check_inclusion(r) == ({"present": True}, ["more than one log-checkpoint attestation"])
 
@@ -86,10 +86,10 @@ def test_an_inclusion_entry_cannot_be_altered_once_made() -> None:
 
 
 def test_an_attestation_row_of_another_id_and_type_is_not_a_log_checkpoint(tmp_path: Path) -> None:
-    path = tmp_path / "a.acx"
-    demo_cartridge(path, save=False)
-    with sqlite3.connect(path) as db:
-        db.execute(INSERT_ATTESTATION, ("sbom", "application/spdx", "application/json", "{}", "2026"))
+    path = tampered_cartridge(
+        tmp_path / "a.acx",
+        (INSERT_ATTESTATION, ("sbom", "application/spdx", "application/json", "{}", "2026")),
+    )
     with CartridgeReader(path) as r:
         assert read(r) == []
         assert summary(r) is None
@@ -117,13 +117,7 @@ def test_the_summary_is_of_the_rom_file_ahead_of_a_legacy_row(tmp_path: Path) ->
 
 
 def test_a_two_line_checkpoint_has_a_tree_size_and_an_unparseable_one_says_so(tmp_path: Path) -> None:
-    path = tmp_path / "a.acx"
-    demo_cartridge(path, save=False)
-    with sqlite3.connect(path) as db:
-        db.execute(
-            INSERT_ATTESTATION,
-            (LEGACY_ATT_ID, LEGACY_ATT_TYPE, "application/json", '{"checkpoint":"origin\\n5"}', "2026"),
-        )
+    path = _with_legacy_document(tmp_path / "a.acx", '{"checkpoint":"origin\\n5"}')
     with CartridgeReader(path) as r:
         assert summary(r) == {"origin": "origin", "treeSize": "5", "proofs": 0, "file": LOG_CHECKPOINT_FILE}
     with sqlite3.connect(path) as db:

@@ -23,6 +23,7 @@ from tests.factories import (
     LEGACY_ATTESTATION,
     add_legacy_attestation,
     demo_cartridge,
+    tampered_cartridge,
     without_primary_key,
 )
 
@@ -126,10 +127,7 @@ def test_a_file_is_read_from_one_row_its_size_and_its_data(tmp_path: Path) -> No
 def test_missing_live_content_enters_the_manifest_as_the_all_zero_oid(tmp_path: Path) -> None:
     """A ROM objects row whose content is gone is reported, and the recomputed manifest binds it as the
     all-zero sha256 oid with size -1 (a well-formed oid no content hashes to), never as nothing."""
-    path = tmp_path / "a.acx"
-    demo_cartridge(path, save=False)
-    with sqlite3.connect(path) as db:
-        db.execute("DELETE FROM capabilities")
+    path = tampered_cartridge(tmp_path / "a.acx", "DELETE FROM capabilities")
     with CartridgeReader(path) as r:
         rec = r.recompute(collect=True)
     assert rec.problems == ["cartridge object capability:cap-1: live content missing"]
@@ -242,20 +240,6 @@ def test_a_metadata_object_without_its_text_row_is_reported_missing(tmp_path: Pa
     assert f"cartridge object {_REF}: live content missing" in rec.problems
 
 
-def test_a_memory_payload_that_is_json_but_not_an_object_is_refused_by_id(tmp_path: Path) -> None:
-    from acx.core.cartridge import CartridgeError
-
-    path = tmp_path / "a.acx"
-    demo_cartridge(path, save=False)
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE memory SET payload = '[1,2]' WHERE id = 'mem-00001'")
-    with (
-        CartridgeReader(path) as r,
-        pytest.raises(CartridgeError, match="memory mem-00001: payload is not a JSON object"),
-    ):
-        r.memory_records()
-
-
 def test_the_skill_index_lists_the_cartridges_skill(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
     demo_cartridge(path, save=False)
@@ -271,10 +255,9 @@ def test_the_skill_index_lists_the_cartridges_skill(tmp_path: Path) -> None:
 def test_a_capability_ref_under_another_kind_has_no_live_content(tmp_path: Path) -> None:
     """An objects row says which table holds its content by its kind AND its ref: a capability's ref
     relabelled as a memory object is not recomputed from the capabilities table."""
-    path = tmp_path / "a.acx"
-    demo_cartridge(path, save=False)
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE objects SET kind = 'memory' WHERE source_ref = 'capability:cap-1'")
+    path = tampered_cartridge(
+        tmp_path / "a.acx", "UPDATE objects SET kind = 'memory' WHERE source_ref = 'capability:cap-1'"
+    )
     with CartridgeReader(path) as r:
         problems = r.recompute().problems
     assert problems == [
@@ -308,12 +291,10 @@ def test_a_cartridge_whose_objects_table_goes_missing_is_refused_as_corrupt(tmp_
 
 
 def test_a_sqlar_entry_that_does_not_inflate_to_its_size_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "a.acx"
-    demo_cartridge(path, save=False)
-    with sqlite3.connect(path) as db:
-        db.execute(
-            "UPDATE sqlar SET sz = 1000, data = ? WHERE name = 'rom/knowledge/NOTES.md'", (b"\x00junk",)
-        )
+    path = tampered_cartridge(
+        tmp_path / "a.acx",
+        ("UPDATE sqlar SET sz = 1000, data = ? WHERE name = 'rom/knowledge/NOTES.md'", (b"\x00junk",)),
+    )
     with CartridgeReader(path) as r, pytest.raises(CartridgeError, match="cannot be decompressed"):
         r.read_file("rom/knowledge/NOTES.md")
 
@@ -354,10 +335,9 @@ def test_garbage_table_pages_behind_an_intact_schema_page_are_refused_as_corrupt
 
 
 def test_a_memory_object_relabelled_as_a_file_has_no_live_content(tmp_path: Path) -> None:
-    path = tmp_path / "a.acx"
-    demo_cartridge(path, save=False)
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE objects SET kind = 'sqlar' WHERE source_ref = 'memory:mem-00001'")
+    path = tampered_cartridge(
+        tmp_path / "a.acx", "UPDATE objects SET kind = 'sqlar' WHERE source_ref = 'memory:mem-00001'"
+    )
     with CartridgeReader(path) as r:
         assert r.recompute().problems == [
             "sqlar object memory:mem-00001: live content missing",
@@ -379,10 +359,7 @@ def test_a_legacy_attestation_object_relabelled_as_a_skill_has_no_live_content(t
 
 
 def test_a_memory_row_moved_to_another_zone_disagrees_with_its_payload(tmp_path: Path) -> None:
-    path = tmp_path / "a.acx"
-    demo_cartridge(path, save=False)
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE memory SET zone = 'save' WHERE id = 'mem-00002'")
+    path = tampered_cartridge(tmp_path / "a.acx", "UPDATE memory SET zone = 'save' WHERE id = 'mem-00002'")
     with CartridgeReader(path) as r:
         assert r.recompute().problems == [
             "memory object memory:mem-00002: objects.zone 'rom' but content is in 'save'",
@@ -444,15 +421,21 @@ def test_every_memory_row_is_checked_after_a_bad_payload(
         ]
 
 
-def test_a_memory_payload_that_is_not_json_is_refused_when_listed(tmp_path: Path) -> None:
-    path = tmp_path / "a.acx"
-    demo_cartridge(path, save=False)
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE memory SET payload = '{not json' WHERE id = 'mem-00003'")
-    with (
-        CartridgeReader(path) as r,
-        pytest.raises(CartridgeError, match="memory mem-00003: payload is not valid JSON"),
-    ):
+@pytest.mark.parametrize(
+    ("payload", "rid", "reason"),
+    [
+        ("[1,2]", "mem-00001", "payload is not a JSON object"),
+        ("{not json", "mem-00003", "payload is not valid JSON"),
+    ],
+    ids=["json-but-not-an-object", "not-json"],
+)
+def test_a_memory_payload_that_is_not_a_json_object_is_refused_by_id(
+    tmp_path: Path, payload: str, rid: str, reason: str
+) -> None:
+    path = tampered_cartridge(
+        tmp_path / "a.acx", ("UPDATE memory SET payload = ? WHERE id = ?", (payload, rid))
+    )
+    with CartridgeReader(path) as r, pytest.raises(CartridgeError, match=f"memory {rid}: {reason}"):
         r.memory_records()
 
 
@@ -466,10 +449,7 @@ def test_reading_a_file_the_cartridge_does_not_hold_is_refused(tmp_path: Path) -
 
 
 def test_a_cartridge_without_a_signature_row_carries_no_public_key(tmp_path: Path) -> None:
-    path = tmp_path / "a.acx"
-    demo_cartridge(path, save=False)
-    with sqlite3.connect(path) as db:
-        db.execute("DELETE FROM signatures")
+    path = tampered_cartridge(tmp_path / "a.acx", "DELETE FROM signatures")
     with CartridgeReader(path) as r:
         assert r.signature() is None
         assert r.public_key() is None
