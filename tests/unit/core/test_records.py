@@ -220,16 +220,25 @@ _fields = st.sampled_from(
 )
 
 
-@settings(max_examples=1500)
-@given(
-    base=st.sampled_from([rom(), save()]),
-    changes=st.dictionaries(_fields, _values, max_size=3),
-    drops=st.lists(_fields, max_size=2),
-)
-def test_fast_validator_and_model_make_the_same_decision(base, changes, drops):
+# A valid record (ROM or SAVE) with up to three fields set to arbitrary values and up to two dropped.
+_EDITS = {
+    "base": st.sampled_from([rom(), save()]),
+    "changes": st.dictionaries(_fields, _values, max_size=3),
+    "drops": st.lists(_fields, max_size=2),
+}
+
+
+def _edited(base: dict, changes: dict, drops: list) -> dict:
     record = dict(base) | changes
     for name in drops:
         record.pop(name, None)
+    return record
+
+
+@settings(max_examples=1500)
+@given(**_EDITS)
+def test_fast_validator_and_model_make_the_same_decision(base, changes, drops):
+    record = _edited(base, changes, drops)
     try:
         validate_record(record)
         fast = True
@@ -247,15 +256,9 @@ def _outcome(record: dict) -> tuple[str, str] | None:
 
 
 @settings(max_examples=500)
-@given(
-    base=st.sampled_from([rom(), save()]),
-    changes=st.dictionaries(_fields, _values, max_size=3),
-    drops=st.lists(_fields, max_size=2),
-)
+@given(**_EDITS)
 def test_key_order_cache_changes_no_verdict_and_no_message(base, changes, drops):
-    record = dict(base) | changes
-    for name in drops:
-        record.pop(name, None)
+    record = _edited(base, changes, drops)
     # Private: the key-order cache is process-wide and no public call empties it, so only clearing it
     # makes sure the first call below takes the uncached path.
     records_mod._SHAPES.clear()

@@ -35,19 +35,19 @@ from tests.factories import (
 )
 
 
-def _edited_copy_after(path: Path) -> tuple[str, str]:
-    """Rebuild ``memory`` without its key; keep every signed row, then add an edited copy of the first
-    (self-consistent: its oid column is its own payload's hash). Returns (id, edited summary)."""
+def _edited_copy(path: Path, *, ahead: bool = False) -> tuple[str, str]:
+    """Rebuild ``memory`` without its key; keep every signed row and add an edited copy of the first
+    (self-consistent: its oid column is its own payload's hash) behind them, or ``ahead`` of them.
+    Returns (id, edited summary)."""
     with sqlite3.connect(path) as db:
         rows = without_primary_key(db, "memory")
         target = rows[0]
         record = json.loads(target[4])
         record["summary"] = "the edited summary"
         payload = canonical.dumps(record).decode()
-        db.executemany("INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-        db.execute(
-            "INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (*target[:4], payload, oid_of(payload.encode()), target[6]),
+        edited = (*target[:4], payload, oid_of(payload.encode()), target[6])
+        db.executemany(
+            "INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?)", [edited, *rows] if ahead else [*rows, edited]
         )
     return target[0], "the edited summary"
 
@@ -55,7 +55,7 @@ def _edited_copy_after(path: Path) -> tuple[str, str]:
 def test_an_edited_memory_row_behind_its_signed_copy_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "a.acx"
     demo_cartridge(path, save=False)
-    rid, summary = _edited_copy_after(path)
+    rid, summary = _edited_copy(path)
     with CartridgeReader(path) as r:
         assert summary in [m.get("summary") for m in r.memory_records()]  # what an import would read
         assert r.recompute().problems == [f"memory row {rid!r}: 2 rows under one key"]
@@ -66,7 +66,7 @@ def test_a_signed_cartridge_with_a_hidden_row_is_tampered(tmp_path: Path) -> Non
     demo_cartridge(path, save=False)
     with CartridgeReader(path) as r:
         assert evaluate(r).verdict != "tampered"
-    rid, _ = _edited_copy_after(path)
+    rid, _ = _edited_copy(path)
     with CartridgeReader(path) as r:
         verdict = evaluate(r)
     assert verdict.verdict == "tampered"
@@ -147,20 +147,13 @@ def test_an_edited_memory_row_ahead_of_its_untouched_copy_is_reported(tmp_path: 
     matches the objects row, so recompute reports it."""
     path = tmp_path / "a.acx"
     demo_cartridge(path, save=False)
-    with sqlite3.connect(path) as db:
-        rows = without_primary_key(db, "memory")
-        target = rows[0]
-        record = json.loads(target[4])
-        record["summary"] = "an edited summary"
-        payload = canonical.dumps(record).decode()
-        edited = (*target[:4], payload, oid_of(payload.encode()), target[6])
-        db.executemany("INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?)", [edited, *rows])
+    rid, _ = _edited_copy(path, ahead=True)
     with CartridgeReader(path) as r:
         problems = r.recompute().problems
     assert problems == [
-        f"memory object memory:{target[0]}: recomputed oid differs from objects.oid",
-        f"memory object memory:{target[0]}: size differs from objects.sz",
-        f"memory row {target[0]!r}: 2 rows under one key",
+        f"memory object memory:{rid}: recomputed oid differs from objects.oid",
+        f"memory object memory:{rid}: size differs from objects.sz",
+        f"memory row {rid!r}: 2 rows under one key",
     ]
 
 
