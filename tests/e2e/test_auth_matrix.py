@@ -34,7 +34,15 @@ OWNER = "matrix-owner"
 INTRUDER = "matrix-intruder"
 PKG = "matrix-pkg"
 UNKNOWN_PKG = "matrix-no-such-pkg"
-SCOPES = ("memory:write", "memory:read", "memory:forget", "cartridge:export", "log:read", "admin")
+SCOPES = (
+    "memory:write",
+    "memory:read",
+    "memory:forget",
+    "cartridge:export",
+    "log:read",
+    "admin",
+    "memory:review",
+)
 PUBLIC = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/trust-registry")}
 P = "/v1/packages/{pkg}"
 
