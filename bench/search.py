@@ -70,28 +70,59 @@ def as_records(docs: list[dict[str, str]]) -> list[dict[str, Any]]:
 
 
 def service_runs(
-    collection: dict[str, Any], *, lexical_only: bool = False, vector_only: bool = False
+    collection: dict[str, Any],
+    *,
+    lexical_only: bool = False,
+    vector_only: bool = False,
+    previous_fusion: bool = False,
+    engine: Any = None,
 ) -> dict[str, list[str]]:
+    """The service's ranking of every query (``engine``: local-hash-128 unless given).
+
+    ``previous_fusion``: the fusion the service ran before issue 32 (weighted RRF, a doc a signal did
+    not rank adding nothing from it), recomputed here from the same view's signals so that both
+    fusions are measured side by side in one run."""
     from acx.core.embedding import LocalHash128
     from acx.core.search import search, to_docs
     from acx.core.search.ranking import IndexView
     from acx.core.search.segment import Segment
+    from acx.core.search.text import tokenize
 
-    engine = LocalHash128()
+    engine = engine or LocalHash128()
     docs = to_docs(as_records(collection["docs"]), engine)
     view = IndexView(engine.id, engine.dim, [Segment.build(engine.id, engine.dim, docs)])
+    texts = [q["text"] for q in collection["queries"]]
+    vectors = engine.embed(texts) if not lexical_only else [None] * len(texts)
     runs = {}
-    for q in collection["queries"]:
+    for q, text, vector in zip(collection["queries"], texts, vectors, strict=True):
         if lexical_only or vector_only:
-            from acx.core.search.text import tokenize
-
-            terms = [] if vector_only else tokenize(q["text"])
-            vector = None if lexical_only else engine.embed([q["text"]])[0]
-            hits = view.search(terms, vector, engine.id, k=100)
+            terms = [] if vector_only else tokenize(text)
+            ids = [h.id for h in view.search(terms, vector, engine.id, k=100)]
+        elif previous_fusion:
+            ids = _previous_fusion(view, tokenize(text), vector, engine, k=100)
         else:
-            hits = search(view, engine, q["text"], k=100)
-        runs[str(q["id"])] = [h.id.removeprefix("doc-") for h in hits]
+            ids = [h.id for h in search(view, engine, text, k=100)]
+        runs[str(q["id"])] = [i.removeprefix("doc-") for i in ids]
     return runs
+
+
+def _previous_fusion(view: Any, terms: list[str], vector: list[float], engine: Any, k: int) -> list[str]:
+    """Weighted reciprocal rank fusion as the service ran it before issue 32: each signal adds
+    ``w / (60 + rank)`` for the docs in its top 1,000 and nothing for the others."""
+    import numpy as np
+
+    from acx.core.search.ranking import RRF_K, _ranked, vector_weight
+
+    orders = [(_ranked(view.lexical(terms, None)), 1.0)]
+    orders.append((_ranked(view.vector(vector, None)), vector_weight(engine.lexical)))
+    cand = np.concatenate([o for o, _ in orders])
+    if not len(cand):
+        return []
+    contrib = np.concatenate([w / (RRF_K + np.arange(1, len(o) + 1, dtype=np.float64)) for o, w in orders])
+    uniq, inverse = np.unique(cand, return_inverse=True)
+    fused = np.zeros(len(uniq), dtype=np.float64)
+    np.add.at(fused, inverse, contrib)
+    return [view.id_of(g) for g in uniq[np.lexsort((uniq, -fused))[:k]].tolist()]
 
 
 def bm25s_runs(collection: dict[str, Any]) -> dict[str, list[str]]:
@@ -110,39 +141,52 @@ def bm25s_runs(collection: dict[str, Any]) -> dict[str, list[str]]:
     }
 
 
-def quality_rows(name: str, collection: dict[str, Any]) -> list[dict[str, Any]]:
+def quality_rows(
+    name: str, collection: dict[str, Any], engines: list[Any] | None = None
+) -> list[dict[str, Any]]:
+    """nDCG@10 and recall@100 of bm25s and of the service with each engine (local-hash-128 first),
+    each engine's hybrid next to the previous fusion, its lexical and vector signals alone."""
+    from acx.core.embedding import LocalHash128
+
     qrels = {str(q): {str(d): int(g) for d, g in rel.items()} for q, rel in collection["qrels"].items()}
     base_ndcg, base_recall = evaluate(bm25s_runs(collection), qrels)
-    ndcg, recall = evaluate(service_runs(collection), qrels)
     lex_ndcg, _ = evaluate(service_runs(collection, lexical_only=True), qrels)
-    vec_ndcg, _ = evaluate(service_runs(collection, vector_only=True), qrels)
-    return [
-        {
-            "name": f"search nDCG@10 ({name}, hybrid)",
-            "value": round(ndcg, 4),
-            "unit": "",
-            "baseline": f"bm25s defaults {base_ndcg:.4f}",
-            "ratio": ndcg / base_ndcg,
-            "target": ">= bm25s",
-        },
-        {
-            "name": f"search recall@100 ({name}, hybrid)",
-            "value": round(recall, 4),
-            "unit": "",
-            "baseline": f"bm25s defaults {base_recall:.4f}",
-            "ratio": recall / base_recall,
-        },
-        {
-            "name": f"search nDCG@10 ({name}, lexical signal alone)",
-            "value": round(lex_ndcg, 4),
-            "unit": "",
-        },
-        {
-            "name": f"search nDCG@10 ({name}, local-hash-128 vector signal alone)",
-            "value": round(vec_ndcg, 4),
-            "unit": "",
-        },
+    rows: list[dict[str, Any]] = [
+        {"name": f"search nDCG@10 ({name}, lexical signal alone)", "value": round(lex_ndcg, 4), "unit": ""},
     ]
+    for engine in [LocalHash128(), *(engines or [])]:
+        ndcg, recall = evaluate(service_runs(collection, engine=engine), qrels)
+        before, _ = evaluate(service_runs(collection, engine=engine, previous_fusion=True), qrels)
+        vec_ndcg, _ = evaluate(service_runs(collection, engine=engine, vector_only=True), qrels)
+        rows += [
+            {
+                "name": f"search nDCG@10 ({name}, hybrid, {engine.id})",
+                "value": round(ndcg, 4),
+                "unit": "",
+                "baseline": f"bm25s defaults {base_ndcg:.4f}; {engine.id} alone {vec_ndcg:.4f}; "
+                f"previous fusion (weighted RRF) {before:.4f}",
+                "ratio": ndcg / base_ndcg,
+                "target": ">= bm25s and >= the engine alone",
+            },
+            {
+                "name": f"search recall@100 ({name}, hybrid, {engine.id})",
+                "value": round(recall, 4),
+                "unit": "",
+                "baseline": f"bm25s defaults {base_recall:.4f}",
+                "ratio": recall / base_recall,
+            },
+            {
+                "name": f"search nDCG@10 ({name}, previous fusion: weighted RRF, {engine.id})",
+                "value": round(before, 4),
+                "unit": "",
+            },
+            {
+                "name": f"search nDCG@10 ({name}, {engine.id} vector signal alone)",
+                "value": round(vec_ndcg, 4),
+                "unit": "",
+            },
+        ]
+    return rows
 
 
 def run(quick: bool) -> list[dict[str, Any]]:

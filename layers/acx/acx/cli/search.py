@@ -81,7 +81,7 @@ def register(subparsers: Any) -> None:
     from acx.cli.client import _common, _run
 
     p = subparsers.add_parser("search", help="ranked search over a package's memories (lexical + vector)")
-    p.add_argument("query", help="what to look for (1-512 characters)")
+    p.add_argument("query", help="what to look for (1-4096 characters)")
     p.add_argument("-k", type=int, help="how many results (1-50, default 10)")
     p.add_argument("--tier", choices=("rom", "save"))
     p.add_argument("--tag")

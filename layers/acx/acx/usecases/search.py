@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from acx.contract.search import LexicalSignal, SearchResponse, SearchResult, Signal, Signals
+from acx.contract.search import (
+    MAX_QUERY_CHARS,
+    LexicalSignal,
+    SearchResponse,
+    SearchResult,
+    Signal,
+    Signals,
+)
 from acx.core.package import PackageRef
 from acx.usecases.errors import ServiceError, not_found
 
@@ -39,7 +46,6 @@ if TYPE_CHECKING:
     from acx.core.search.segment import Packed, Segment
     from acx.usecases.deps import Deps
 
-MAX_QUERY_CHARS = 512
 MAX_K = 50
 DEFAULT_K = 10
 MAX_TAG_CHARS = 128
@@ -268,12 +274,13 @@ def rebuild(
 
 def search(deps: Deps, tenant: str, package: str, query: SearchQuery) -> SearchResponse:
     """Top ``k`` active memories for ``query``, each with its score and the signals that matched."""
-    from acx.core.search import search as rank
+    from acx.core.search import rank
 
     ref = PackageRef(tenant, package)
     engine = engine_for(deps)
     view = load_view(deps, tenant, package, engine, exists=lambda: deps.log.package_exists(ref))
-    hits = rank(view, engine, query.q, k=min(query.k * 2 + 10, 200), zone=query.tier, tag=query.tag)
+    ranking = rank(view, engine, query.q, k=min(query.k * 2 + 10, 200), zone=query.tier, tag=query.tag)
+    hits = ranking.hits
     results: list[SearchResult] = []
     at, want = 0, query.k  # the rows of the top k first; more only for hits the log no longer holds
     while len(results) < query.k and at < len(hits):
@@ -288,7 +295,10 @@ def search(deps: Deps, tenant: str, package: str, query: SearchQuery) -> SearchR
             if len(results) == query.k:
                 break
         want = (query.k - len(results)) * 2 + 10
-    return SearchResponse(engine=engine.id, k=query.k, results=results)
+    from acx.core.search.ranking import NO_MATCH
+
+    reason = None if results else ranking.reason or NO_MATCH  # hits the log no longer holds: none left
+    return SearchResponse(engine=engine.id, k=query.k, results=results, reason=reason)
 
 
 def _result(hit: Hit, record: dict[str, Any]) -> SearchResult:

@@ -132,7 +132,8 @@ def test_the_vector_signal_joins_with_its_weight() -> None:
     for h in hits:
         lex = 1.0 / (60 + h.lexical_rank) if h.lexical_rank else 0.0
         vec = 0.1 / (60 + h.vector_rank) if h.vector_rank else 0.0  # a hash engine's weight
-        assert h.score == pytest.approx(lex + vec)
+        weights = (1.0 if h.lexical_rank else 0.0) + (0.1 if h.vector_rank else 0.0)
+        assert h.score == pytest.approx((lex + vec) / weights)  # the mean over the signals that saw it
         assert (h.vector_score is not None) == (h.vector_rank is not None)
     assert any(h.vector_rank for h in hits)
 
