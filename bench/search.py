@@ -189,13 +189,73 @@ def quality_rows(
     return rows
 
 
+def semantic_engines() -> list[Any]:
+    """The offline semantic engine when its extra and files are installed (else none: the bench says so)."""
+    from acx.core.embedding import MiniLM, ModelUnavailable
+
+    engine = MiniLM()
+    try:
+        engine.embed(["probe"])
+    except ModelUnavailable as exc:
+        print(f"   ... semantic engine not measured: {exc}", file=sys.stderr, flush=True)
+        return []
+    return [_Memo(engine)]
+
+
+class _Memo:
+    """An engine whose vectors are kept per text (each collection is ranked several ways per engine)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.id, self.dim, self.lexical = engine.id, engine.dim, engine.lexical
+        self.min_similarity = getattr(engine, "min_similarity", None)
+        self.max_input_chars = getattr(engine, "max_input_chars", None)
+        self.memo: dict[str, list[float]] = {}
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if missing:
+            self.memo.update(zip(missing, self.engine.embed(missing), strict=True))
+        return [self.memo[t] for t in texts]
+
+
+def engine_rows(engines: list[Any], collection: dict[str, Any]) -> list[dict[str, Any]]:
+    """CPU per embedding, one text per call (as a query is embedded), of each engine: the Cranfield
+    queries, and its first 200 documents (abstracts, ~150-250 words: longer than most memories)."""
+    from acx.core.embedding import LocalHash128
+
+    queries = [q["text"] for q in collection["queries"]]
+    docs = [f"{d.get('title') or ''}\n\n{d['text']}" for d in collection["docs"][:200]]
+    rows = []
+    for engine in [LocalHash128(), *(getattr(e, "engine", e) for e in engines)]:
+        engine.embed(queries[:3])  # loaded
+        per = {}
+        for label, texts in (("query", queries), ("document", docs)):
+            started = time.process_time()
+            for text in texts:
+                engine.embed([text])
+            per[label] = (time.process_time() - started) / len(texts) * 1000
+        rows.append(
+            {
+                "name": f"search engine {engine.id}: CPU per embedding, one text per call (Cranfield "
+                "queries / abstracts)",
+                "value": f"{per['query']:.2f} / {per['document']:.2f}",
+                "unit": "ms",
+            }
+        )
+    return rows
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     cranfield = json.loads(CRANFIELD.read_text())
-    rows += quality_rows("cranfield", cranfield)
+    engines = semantic_engines()
+    rows += quality_rows("cranfield", cranfield, engines)
+    rows += paraphrase_rows(engines)
+    rows += engine_rows(engines, cranfield)
     stdlib = stdlib_collection()
     rows += quality_rows(
-        f"{stdlib['name']}: {len(stdlib['docs'])} docs, {len(stdlib['queries'])} queries", stdlib
+        f"{stdlib['name']}: {len(stdlib['docs'])} docs, {len(stdlib['queries'])} queries", stdlib, engines
     )
     n = 10_000 if quick else 100_000
     core = speed_rows(cranfield, n, 2000)

@@ -113,21 +113,21 @@ _ENGINES: dict[tuple[str, int], EmbeddingEngine] = {}
 
 
 def engine_for(deps: Deps) -> EmbeddingEngine:
-    """The configured engine: ``local-hash-128`` (default) or ``bedrock:<model id>`` (Titan V2)."""
+    """The configured engine: ``local-hash-128`` (default), ``minilm-l6-v2-int8-384`` (offline, the
+    ``semantic`` extra) or ``bedrock:<model id>`` (Titan V2)."""
     cfg = deps.settings
     name, dim = cfg.search_engine, cfg.search_embed_dim
     engine = _ENGINES.get((name, dim))
     if engine is None:
-        if name == "local-hash-128":
-            from acx.core.embedding import LocalHash128
+        from acx.core.embedding import engine_named
 
-            engine = LocalHash128()
-        elif name.startswith("bedrock:"):
+        engine = engine_named(name)
+        if engine is None and name.startswith("bedrock:"):
             from acx.adapters.aws import client
             from acx.adapters.bedrock import TitanEmbeddings
 
             engine = TitanEmbeddings(client("bedrock-runtime"), name.removeprefix("bedrock:"), dim)
-        else:
+        if engine is None:
             raise ServiceError(500, "misconfigured", "SEARCH_ENGINE names no known embedding engine")
         _ENGINES[(name, dim)] = engine
     return engine

@@ -31,6 +31,7 @@ POOL = 1000  # depth of each signal's ranking that the fusion reads (at rank 100
 # but worse (nDCG@10 0.139 against 0.35 on Cranfield), so it may only break near-ties.
 LEXICAL_ENGINE_WEIGHT = 0.1
 SEMANTIC_ENGINE_WEIGHT = 1.0
+ABSENT_SHARE = 0.0
 IMPACT_CACHE_POSTINGS = 4_000_000  # BM25 tf parts kept per view (~8 bytes each with their doc ids)
 # Distinct query terms scored (the rarest kept): a 4 KB query holds a few hundred, and each costs a
 # scatter-add over its postings, so a long query's cost stays bounded; its commonest words carry the
@@ -510,7 +511,7 @@ def _fuse(cand: Any, signals: list[tuple[Any, Any, float]], total: int) -> Any:
         seen = (r > 0) | (scores[cand] > 0)
         r = np.where(r > 0, r, len(order) + 1)
         num += np.where(seen, weight / (RRF_K + r.astype(np.float64)), 0.0)
-        den += np.where(seen, weight, 0.0)
+        den += np.where(seen, weight, weight * ABSENT_SHARE)
     return num / np.maximum(den, 1e-300)
 
 
