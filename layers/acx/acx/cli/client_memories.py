@@ -167,7 +167,12 @@ def _memory(args: argparse.Namespace) -> Any:
 
 
 def _texts(args: argparse.Namespace) -> list[str]:
-    """The texts given as arguments, or stdin's whole text as one memory (``-`` or no argument)."""
+    """The texts given as arguments, or stdin's whole text as one memory (``-`` or no argument).
+    ``--repo "the text"`` is read as ``--repo`` (this checkout) then the text: an origin URL or a
+    directory has no spaces."""
+    if args.repo and any(c.isspace() for c in args.repo):
+        args.text.insert(0, args.repo)
+        args.repo = "."
     texts = [t for t in args.text if t != "-"]
     if "-" in args.text or not texts:
         if not args.text and sys.stdin.isatty():

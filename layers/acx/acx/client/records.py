@@ -180,6 +180,11 @@ def repo_identity(repo: str | os.PathLike[str] | None = None) -> str:
     target = "." if repo is None or str(repo) in ("", ".", "true") else str(repo)
     path = Path(target).expanduser()
     if not path.is_dir():
+        if any(c.isspace() for c in target) or not ("/" in target or ":" in target):
+            raise RecordInputError(
+                f"repo {target[:80]!r} is neither a directory nor a git origin URL (host/path, "
+                "https://host/path or git@host:path)"
+            )
         try:
             return canonical_repo_identity(target)
         except ValueError as exc:
