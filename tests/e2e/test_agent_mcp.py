@@ -80,7 +80,8 @@ def test_an_agent_with_only_the_tool_schemas_remembers_finds_and_forgets_in_one_
             out["schema_bytes"] = sum(len(json.dumps(t.input_schema)) for t in listed)
 
             out["sentence"] = await agent.call(
-                "remember", {"text": "The nightly export fails when the KMS key is disabled; re-enable it first."}
+                "remember",
+                {"text": "The nightly export fails when the KMS key is disabled; re-enable it first."},
             )
             out["repo"] = await agent.call(
                 "remember",
@@ -111,7 +112,8 @@ def test_an_agent_with_only_the_tool_schemas_remembers_finds_and_forgets_in_one_
             out["forget"] = await agent.call("forget", {"id": kms_id})
             out["after"] = await agent.call("search", {"query": "export fails KMS key disabled"})
             out["again"] = await agent.call(
-                "remember", {"text": "The nightly export fails when the KMS key is disabled; re-enable it first."}
+                "remember",
+                {"text": "The nightly export fails when the KMS key is disabled; re-enable it first."},
             )
             out["list"] = await agent.call("list", {})
             out["verify"] = await agent.call("verify_log", {})
@@ -120,7 +122,15 @@ def test_an_agent_with_only_the_tool_schemas_remembers_finds_and_forgets_in_one_
 
     out = anyio.run(session)
     assert out["tools"] == [
-        "forget", "get", "history", "invalidate", "list", "remember", "search", "update", "verify_log"
+        "forget",
+        "get",
+        "history",
+        "invalidate",
+        "list",
+        "remember",
+        "search",
+        "update",
+        "verify_log",
     ]
     for key in ("sentence", "repo", "three"):
         error, payload, _ = out[key]
@@ -140,8 +150,9 @@ def test_an_agent_with_only_the_tool_schemas_remembers_finds_and_forgets_in_one_
     for key, wanted in (("find_kms", kms_id), ("find_docker", repo_id)):
         error, payload, _ = out[key]
         assert not error and payload["results"][0]["id"] == wanted
-        assert payload["advisory"] and all(set(r) <= {"id", "title", "summary", "score", "validFrom"}
-                                           for r in payload["results"])
+        assert payload["advisory"] and all(
+            set(r) <= {"id", "title", "summary", "score", "validFrom"} for r in payload["results"]
+        )
     assert out["find_boto"][1]["results"][0]["id"] in out["three"][1]["ids"]
     nothing = out["nothing"][1]
     assert nothing["results"] == [] and "nothing relevant" in nothing["note"]
