@@ -269,7 +269,7 @@ def _mutants() -> list[dict]:
     """Each field of a valid record (both tiers) dropped, or replaced by each wrong-looking value."""
     out = []
     for base in (memory("m-1"), memory("m-2", portable=False, codebaseFingerprint=CBF, zone="save")):
-        for name in list(records_mod.ALL_FIELDS) + ["extra"]:
+        for name in [*sorted(records_mod.ALL_FIELDS), "extra"]:
             dropped = {k: v for k, v in base.items() if k != name}
             out.append(dropped)
             out.extend({**base, name: value} for value in _WRONG)
@@ -295,4 +295,5 @@ def test_record_problems_finds_every_problem_not_only_the_first() -> None:
     from acx.core.records import record_problems
 
     bad = {**memory("m-1"), "impact": "great", "tags": [1], "timestamp": "yesterday", "colour": "red"}
-    assert sorted(p.path for p in record_problems(bad)) == ["$.colour", "$.impact", "$.tags[0]", "$.timestamp"]
+    paths = sorted(p.path for p in record_problems(bad))
+    assert paths == ["$.colour", "$.impact", "$.tags[0]", "$.timestamp"]
