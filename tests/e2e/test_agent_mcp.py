@@ -8,6 +8,7 @@ counted: the figures docs/API.md and the report quote come from here (``AGENT_FI
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 from pathlib import Path
@@ -191,3 +192,54 @@ def test_cli_remembers_a_sentence_in_one_command_and_a_piped_text(
     assert main(["search", "-p", "cli-notes", "DLQ alarm queue", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
     assert [r["id"] for r in found["results"]] == piped["ids"]
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("acx.usecases.versions") is None,
+    reason="PUT memories/{id}, .../history, .../invalidate and asOf arrive with the versions branch",
+)
+def test_an_agent_corrects_a_memory_and_reads_what_held_before(
+    local_stack: Any, acx_config: Path, capsys
+) -> None:
+    from mcp.client import Client
+
+    from acx.cli.mcp_server import build_server
+    from acx.client.memory import Memory
+
+    assert main(["login", "--local", "--endpoint", local_stack.endpoint, "--tenant", "agent-v"]) == 0
+    capsys.readouterr()
+    mem = Memory("versions")
+
+    async def session() -> dict[str, Any]:
+        async with Client(build_server(mem)) as client:
+            agent = Agent(client, {t.name: t for t in (await client.list_tools()).tools})
+            out: dict[str, Any] = {}
+            out["remember"] = await agent.call("remember", {"text": "The staging API listens on port 8080."})
+            rid = out["remember"][1]["ids"][0]
+            out["update"] = await agent.call(
+                "update", {"id": rid, "text": "The staging API listens on port 9090 now."}
+            )
+            out["search"] = await agent.call("search", {"query": "staging API port"})
+            out["history"] = await agent.call("history", {"id": rid})
+            out["invalidate"] = await agent.call("invalidate", {"id": rid, "reason": "staging is gone"})
+            out["rid"] = rid
+            return out
+
+    out = anyio.run(session)
+    rid = out["rid"]
+    assert not out["update"][0], out["update"][1]
+    assert [r["summary"] for r in out["search"][1]["results"]] == [
+        "The staging API listens on port 9090 now."
+    ]
+    versions = out["history"][1]["versions"]
+    assert [v["summary"] for v in versions] == [
+        "The staging API listens on port 8080.",
+        "The staging API listens on port 9090 now.",
+    ]
+    assert versions[0]["validUntil"] == versions[1]["validFrom"] and versions[1]["validUntil"] is None
+    assert not out["invalidate"][0], out["invalidate"][1]
+    before = mem.get(rid, as_of=versions[0]["validFrom"])
+    assert before.summary == "The staging API listens on port 8080."
+    assert [v.operation for v in mem.history(rid).versions][-1] != "remember"
+    code = main(["history", rid, "-p", "versions"])
+    assert code == 0 and "9090" in capsys.readouterr().out

@@ -342,9 +342,10 @@ class Memory:
             valid_from=out.get("validFrom"),
         )
 
-    def invalidate(self, id: str, reason: str) -> dict[str, Any]:
-        """End a memory's valid time (it no longer holds) without erasing it; the history keeps it."""
-        return dict(self._call("POST", "memories", id, "invalidate", json_body={"reason": reason}) or {})
+    def invalidate(self, id: str, reason: str, *, valid_until: str | None = None) -> dict[str, Any]:
+        """End a memory's valid time (now, or ``valid_until``) without erasing it; the history keeps it."""
+        body = {"reason": reason, **({"validUntil": valid_until} if valid_until else {})}
+        return dict(self._call("POST", "memories", id, "invalidate", json_body=body) or {})
 
     def forget(self, id: str) -> Forgotten:
         """Erase a memory for good: its text is gone everywhere and the same knowledge is refused back."""
