@@ -203,3 +203,16 @@ def test_no_package_anywhere_is_refused_with_what_to_do(fake) -> None:
     save_config({"endpoint": endpoint, "token": "tok-1"})
     with pytest.raises(AcxError, match="ACX_PACKAGE"):
         Memory()
+
+
+def test_import_acx_loads_the_client_only_when_memory_is_asked_for() -> None:
+    """The functions import ``acx.*``; the Lambda layer has no acx.client, so ``import acx`` must not."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, acx; assert 'acx.client' not in sys.modules; "
+        "from acx import Memory, AcxError; assert Memory.__module__ == 'acx.client.memory'"
+    )
+    root = Path(__file__).resolve().parents[3] / "layers" / "acx"
+    subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": str(root)})
