@@ -225,3 +225,17 @@ def test_acx_mcp_without_the_sdk_says_which_extra_to_install(monkeypatch, capsys
         capsys.readouterr().err.strip()
         == "acx mcp needs the [search] extra: pip install 'acx-memory[search]'"
     )
+
+
+def test_an_expired_token_is_one_line_saying_to_run_acx_login(tmp_path, monkeypatch) -> None:
+    """Mid-session expiry: every tool answers one line; `acx login` then fixes it without a restart
+    (the token re-read itself: tests/unit/client/test_memory.py)."""
+    from acx.cli.client import save_config
+    from acx.client.memory import Memory
+
+    monkeypatch.setenv("ACX_CONFIG", str(tmp_path / "config.json"))
+    for name in ("ACX_ENDPOINT", "ACX_TOKEN", "ACX_PACKAGE"):
+        monkeypatch.delenv(name, raising=False)
+    save_config({"endpoint": "http://127.0.0.1:9", "token": "t", "expiresAt": "2020-01-01T00:00:00Z"})
+    error, text = _run(build_server(Memory("notes")), "search", {"query": "x"})
+    assert error and "\n" not in text.strip() and "run `acx login`" in text and "token_expired" in text

@@ -33,6 +33,8 @@ NOTHING_RELEVANT = "nothing relevant is stored for this query"
 def _api_error(exc: Any) -> str:
     """One line for a refused call: status, code, message, where; scrub findings by rule and path."""
     text = exc.line()
+    if exc.status == 401:
+        return text.splitlines()[0]  # the message already says to run `acx login`: one line
     body = exc.body if isinstance(exc.body, dict) else {}
     report = body.get("report")
     if isinstance(report, dict):
