@@ -70,3 +70,81 @@ def test_payloads_the_log_refuses(changes: dict) -> None:
 def test_entry_hash_refuses_a_short_previous_hash() -> None:
     with pytest.raises(log.EntryError):
         log.entry_hash("0" * 63, PAYLOAD)
+
+
+COVER = {"seq": 0, "hash": "c" * 64}
+
+
+@pytest.mark.parametrize("operation", ["supersede", "invalidate", "review"])
+def test_every_covering_operation_needs_an_earlier_entry(operation: str) -> None:
+    base = {**PAYLOAD, "seq": 3, "operation": operation}
+    if operation == "review":
+        base["decision"] = "approve"
+    with pytest.raises(log.EntryError, match=f"a {operation} entry must cover"):
+        log.validate_payload(base)
+    with pytest.raises(log.EntryError, match="earlier entry"):
+        log.validate_payload({**base, "covers": {"seq": 3, "hash": "c" * 64}})
+    log.validate_payload({**base, "covers": COVER})
+
+
+def test_a_supersede_entry_carries_valid_time_trust_and_agent_in_its_hash() -> None:
+    payload = log.make_payload(
+        actor="alice",
+        chain=PAYLOAD["chainKey"],
+        seq=4,
+        operation="supersede",
+        tier="rom",
+        content_hash="d" * 64,
+        created_at="2026-12-03T10:00:00Z",
+        covers=COVER,
+        extra={"agent": "builder-1", "validFrom": "2026-12-01T00:00:00Z", "trust": "candidate"},
+    )
+    h = log.entry_hash(log.GENESIS, payload)
+    for name, other in [("agent", "builder-2"), ("validFrom", "2026-12-02T00:00:00Z"), ("trust", "belief")]:
+        assert log.entry_hash(log.GENESIS, {**payload, name: other}) != h
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"operation": "remember", "decision": "approve"}, "does not carry decision"),
+        ({"operation": "forget", "covers": COVER, "trust": "belief"}, "does not carry trust"),
+        ({"operation": "remember", "validUntil": "2026-12-01T00:00:00Z"}, "does not carry validUntil"),
+        ({"operation": "remember", "trust": "vouched"}, "trust must be one of candidate, belief"),
+        ({"operation": "remember", "validFrom": "yesterday"}, "validFrom must be an RFC 3339"),
+        ({"operation": "remember", "agent": ""}, "agent must be a non-empty string"),
+        ({"operation": "remember", "agent": "a" * 129}, "at most 128"),
+        ({"operation": "review", "covers": COVER}, "must carry a decision"),
+        ({"operation": "review", "covers": COVER, "decision": "maybe"}, "must carry a decision"),
+    ],
+)
+def test_optional_fields_are_refused_where_they_do_not_belong(changes: dict, reason: str) -> None:
+    with pytest.raises(log.EntryError, match=reason):
+        log.validate_payload({**PAYLOAD, "seq": 2, **changes})
+
+
+def test_optional_fields_survive_the_receipt_round_trip() -> None:
+    from acx.adapters.log_receipts import decode_receipt, encode_entry
+    from acx.core.append import EntrySpec, LogHead, plan_append
+
+    remember = EntrySpec("remember", "rom", "a" * 64, "r#m1", extra=(("agent", "a1"), ("trust", "candidate")))
+    first = plan_append(
+        LogHead.empty(), [remember], actor="bob", chain="t/p", created_at="2026-12-03T10:00:00Z"
+    )
+    review = EntrySpec(
+        "review", "rom", "a" * 64, "r#m1", log.Covers(0, first.entries[0].hash), (("decision", "approve"),)
+    )
+    plan = plan_append(
+        LogHead.empty(), [remember, review], actor="bob", chain="t/p", created_at="2026-12-03T10:00:00Z"
+    )
+    item = {
+        "v": 1,
+        "actor": "bob",
+        "chain": "t/p",
+        "prev": bytes(32),
+        "at": "2026-12-03T10:00:00Z",
+        "e": [encode_entry(e) for e in plan.entries],
+    }
+    decoded = decode_receipt(item)
+    assert [e.payload for e in decoded] == [e.payload for e in plan.entries]
+    assert [e.hash for e in decoded] == [log.entry_hash(e.prev_hash, e.payload) for e in decoded]

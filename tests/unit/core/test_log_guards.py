@@ -88,7 +88,7 @@ def test_a_good_payload_passes() -> None:
         ({"contentHash": "g" * 64}, "contentHash must be 64 lowercase hex"),
         ({"extra": 1}, "unknown payload fields: ['extra']"),
         ({"prevHash": "0" * 64}, "unknown payload fields: ['prevHash']"),
-        ({"covers": {"seq": 0, "hash": "c" * 64}}, "only forget entries carry covers"),
+        ({"covers": {"seq": 0, "hash": "c" * 64}}, "only forget, invalidate, review, supersede entries carry covers"),
     ],
 )
 def test_a_bad_payload_is_refused_with_its_reason(change: dict[str, Any], reason: str) -> None:

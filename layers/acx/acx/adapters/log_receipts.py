@@ -23,13 +23,18 @@ MAX_RECEIPT_BYTES = 300_000  # under DynamoDB's 400 KB item limit, whatever the 
 ENTRY_OVERHEAD = 160  # bytes of one encoded entry besides its row key (names, hashes, numbers)
 
 
+def _extra_bytes(payload: dict[str, Any]) -> int:
+    """Upper bound of the bytes the optional payload fields add to an encoded entry."""
+    return sum(len(name) + 4 * len(str(payload[name])) for name in logcore.OPTIONAL if name in payload)
+
+
 def _parts(entries: Sequence[logcore.Entry]) -> list[Sequence[logcore.Entry]]:
     """Consecutive runs of entries that each fit one receipt item (count and bytes bounded): a file
     path may be 1,024 characters, so a count alone does not bound the item size."""
     parts: list[Sequence[logcore.Entry]] = []
     start, size = 0, 0
     for i, e in enumerate(entries):
-        cost = ENTRY_OVERHEAD + len((e.key or "").encode())
+        cost = ENTRY_OVERHEAD + len((e.key or "").encode()) + _extra_bytes(e.payload)
         if i > start and (i - start >= MAX_ENTRIES_PER_RECEIPT or size + cost > MAX_RECEIPT_BYTES):
             parts.append(entries[start:i])
             start, size = i, 0
@@ -51,6 +56,9 @@ def encode_entry(entry: logcore.Entry) -> dict[str, Any]:
     }
     if "covers" in p:
         out["cv"] = {"s": p["covers"]["seq"], "h": bytes.fromhex(p["covers"]["hash"])}
+    extra = {name: p[name] for name in logcore.OPTIONAL if name in p}
+    if extra:
+        out["x"] = extra  # optional payload fields, by their payload names (rare: kept readable)
     return out
 
 
@@ -73,6 +81,8 @@ def decode_receipt(item: dict[str, Any]) -> list[logcore.Entry]:
             }
             if "cv" in e:
                 payload["covers"] = {"seq": int(e["cv"]["s"]), "hash": bytes(e["cv"]["h"]).hex()}
+            for name, value in (e.get("x") or {}).items():
+                payload[str(name)] = value
             h = bytes(e["h"]).hex()
             out.append(logcore.Entry(payload["seq"], h, prev, payload, e.get("k")))
             prev = h

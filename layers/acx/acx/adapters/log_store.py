@@ -8,7 +8,8 @@ one transaction, rows, release). Reads that do not write (lookup, listing, files
 row, receipt and checkpoint stores (``rows``, ``receipts``, ``checkpoints``, ``sequencer``); this
 class passes them on as the use cases' one log interface (:class:`acx.usecases.ports.LogPort`), so no
 use case reaches into those stores. Which rows a forget erases and what a tombstone refuses are
-decided by :mod:`acx.core.erasure`; this module and the row store carry the decisions out.
+decided by :mod:`acx.core.erasure`; this module and the row store carry the decisions out. Kept as
+one module: the four operations share the commit.
 """
 
 from __future__ import annotations

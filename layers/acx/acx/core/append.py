@@ -43,6 +43,7 @@ class EntrySpec:
     content_hash: str
     key: str | None
     covers: logcore.Covers | None = None
+    extra: tuple[tuple[str, str], ...] = ()  # optional payload fields (logcore.OPTIONAL), as pairs
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,7 @@ def plan_append(
             content_hash=spec.content_hash,
             created_at=created_at,
             covers={"seq": spec.covers.seq, "hash": spec.covers.hash} if spec.covers else None,
+            extra=dict(spec.extra) if spec.extra else None,
         )
         h = logcore.entry_hash(prev, payload)
         rng.append(bytes.fromhex(h))

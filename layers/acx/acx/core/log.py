@@ -1,9 +1,10 @@
 """Log entries of the receipted, hash-chained memory log (DESIGN §1.2).
 
-Each write is one entry ``{v, actor, chainKey, seq, operation, tier, contentHash, createdAt, covers?}``;
-its hash is ``sha256(canonical({prevHash, ...payload}))`` in hex. The chain hashes the *content hash*,
-never the plaintext, so forgetting a record erases its text while every link still verifies. The Merkle
-leaves are the entry hash bytes.
+Each write is one entry ``{v, actor, chainKey, seq, operation, tier, contentHash, createdAt, covers?}``
+plus the optional fields of :data:`OPTIONAL` (who wrote it for which agent, valid time, trust state, a
+review decision); its hash is ``sha256(canonical({prevHash, ...payload}))`` in hex. The chain hashes
+the *content hash*, never the plaintext, so forgetting a record erases its text while every link still
+verifies. The Merkle leaves are the entry hash bytes.
 
 The chain alone does not stop an attacker who rewrites every entry consistently from a point on: the
 signed checkpoint and the witnessed size do that (see :mod:`acx.core.checkpoint`, ``usecases.verify``).
@@ -12,16 +13,43 @@ signed checkpoint and the witnessed size do that (see :mod:`acx.core.checkpoint`
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from acx.core.canonical import dumps, dumps_record, sha256_hex
 from acx.core.package import PackageRef
+from acx.core.records import is_rfc3339
 
 VERSION = 1
 GENESIS = "0" * 64
-OPERATIONS = ("remember", "forget", "lock", "unlock")
+#: ``remember`` writes a memory (or a file); ``forget`` erases one and files its tombstone;
+#: ``supersede`` writes a new version of a memory that ends the covered version's validity (the old
+#: version stays in the history: supersession is not forget); ``invalidate`` ends a version's
+#: validity without a successor; ``review`` records a person's decision on a candidate;
+#: ``lock``/``unlock`` are the operator lock.
+OPERATIONS = ("remember", "forget", "lock", "unlock", "supersede", "invalidate", "review")
+#: Operations whose entry names the earlier entry it acts on (``covers``).
+COVERING = frozenset({"forget", "supersede", "invalidate", "review"})
+TRUST_STATES = ("candidate", "belief")
+DECISIONS = ("approve", "reject")
+#: Optional payload fields and the operations that may carry them. ``agent`` is the agent id the
+#: writer's token carries (``actor`` is the token's subject); ``validFrom``/``validUntil`` are valid
+#: time (when the version held true), apart from ``createdAt``, record time (when the log learned
+#: it); ``trust`` is the state a version enters with (absent: ``belief``); ``decision`` is a review's.
+#: Valid times and trust are in the chain, so they verify like the content hash.
+OPTIONAL: dict[str, frozenset[str]] = {
+    "agent": frozenset(OPERATIONS),
+    "validFrom": frozenset({"remember", "supersede"}),
+    "validUntil": frozenset({"invalidate", "supersede"}),
+    "trust": frozenset({"remember", "supersede"}),
+    "decision": frozenset({"review"}),
+}
+MAX_AGENT = 128
 _HEX = frozenset("0123456789abcdef")
+_FIELDS = frozenset(
+    {"v", "actor", "chainKey", "seq", "operation", "tier", "contentHash", "createdAt", "covers"}
+)
 
 
 class EntryError(ValueError):
@@ -62,8 +90,9 @@ def make_payload(
     content_hash: str,
     created_at: str,
     covers: dict[str, Any] | None = None,
+    extra: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Build and validate an entry payload."""
+    """Build and validate an entry payload; ``extra`` holds optional fields (:data:`OPTIONAL`)."""
     payload: dict[str, Any] = {
         "v": VERSION,
         "actor": actor,
@@ -76,6 +105,8 @@ def make_payload(
     }
     if covers is not None:
         payload["covers"] = {"seq": covers["seq"], "hash": covers["hash"]}
+    if extra:
+        payload.update(extra)
     validate_payload(payload)
     return payload
 
@@ -94,31 +125,41 @@ def validate_payload(payload: dict[str, Any]) -> None:
             raise EntryError(f"{name} must be a non-empty string")
     if not _is_hex64(payload.get("contentHash")):
         raise EntryError("contentHash must be 64 lowercase hex")
+    operation = payload["operation"]
     covers = payload.get("covers")
-    if payload["operation"] == "forget":
+    if operation in COVERING:
         if (
             not isinstance(covers, dict)
             or not _is_hex64(covers.get("hash"))
             or not isinstance(covers.get("seq"), int)
+            or isinstance(covers.get("seq"), bool)
         ):
-            raise EntryError("a forget entry must cover {seq, hash} of the forgotten entry")
+            raise EntryError(f"a {operation} entry must cover {{seq, hash}} of an earlier entry")
         if covers["seq"] >= seq:
-            raise EntryError("a forget entry can only cover an earlier entry")
+            raise EntryError(f"a {operation} entry can only cover an earlier entry")
     elif covers is not None:
-        raise EntryError("only forget entries carry covers")
-    extra = set(payload) - {
-        "v",
-        "actor",
-        "chainKey",
-        "seq",
-        "operation",
-        "tier",
-        "contentHash",
-        "createdAt",
-        "covers",
-    }
+        raise EntryError(f"only {', '.join(sorted(COVERING))} entries carry covers")
+    extra = set(payload) - _FIELDS - set(OPTIONAL)
     if extra:
         raise EntryError(f"unknown payload fields: {sorted(extra)}")
+    for name, allowed in OPTIONAL.items():
+        if name in payload and operation not in allowed:
+            raise EntryError(f"a {operation} entry does not carry {name}")
+    _check_optional(payload)
+
+
+def _check_optional(payload: dict[str, Any]) -> None:
+    agent = payload.get("agent")
+    if agent is not None and (not isinstance(agent, str) or not 0 < len(agent) <= MAX_AGENT):
+        raise EntryError(f"agent must be a non-empty string of at most {MAX_AGENT} characters")
+    for name in ("validFrom", "validUntil"):
+        value = payload.get(name)
+        if value is not None and (not isinstance(value, str) or not is_rfc3339(value)):
+            raise EntryError(f"{name} must be an RFC 3339 timestamp")
+    if "trust" in payload and payload["trust"] not in TRUST_STATES:
+        raise EntryError(f"trust must be one of {', '.join(TRUST_STATES)}")
+    if payload["operation"] == "review" and payload.get("decision") not in DECISIONS:
+        raise EntryError(f"a review entry must carry a decision: one of {', '.join(DECISIONS)}")
 
 
 def entry_hash(prev_hash: str, payload: dict[str, Any]) -> str:
@@ -132,7 +173,8 @@ def entry_hash(prev_hash: str, payload: dict[str, Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Covers:
-    """The entry a forget entry covers (seq and hash of the forgotten ``remember``)."""
+    """The earlier entry a covering entry acts on (:data:`COVERING`): the forgotten, superseded,
+    invalidated or reviewed version's seq and hash."""
 
     seq: int
     hash: str

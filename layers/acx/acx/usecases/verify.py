@@ -148,10 +148,10 @@ def _verify(
             raise _Broken(seq, "link", "prevHash does not match the previous entry's hash")
         if logcore.entry_hash(prev, payload) != entry.hash:
             raise _Broken(seq, "entry-hash", "entry hash does not match its payload")
-        if payload["operation"] == "forget":
+        if payload["operation"] in logcore.COVERING:
             covered = by_seq.get(payload["covers"]["seq"])
             if covered is not None and covered.hash != payload["covers"]["hash"]:
-                raise _Broken(seq, "covers", "forget entry covers a different entry")
+                raise _Broken(seq, "covers", f"{payload['operation']} entry covers a different entry")
         prev = entry.hash
         leaf = merkle.leaf_hash(bytes.fromhex(prev))
         rng.append_leaf_hash(leaf)
