@@ -53,7 +53,7 @@ def _job_page(
 ) -> tuple[list[dict[str, Any]], str | None]:
     _require(deps, tenant, package)
     try:
-        return deps.jobs.page(tenant, package, kind, limit, cursor)  # type: ignore[no-any-return]
+        return deps.jobs.page(tenant, package, kind, limit, cursor)
     except ValueError:
         raise _bad_cursor() from None
 
