@@ -459,8 +459,8 @@ class IndexHooks(Protocol):
 
 
 def _conformance() -> None:
-    """Never called: mypy checks that each AWS adapter implements its port (a drift fails the check).
-    The ones ``deps()`` builds are checked where it builds them; these are the ones built lazily."""
+    """Never called: mypy checks that each AWS adapter implements its port (a drift fails the check),
+    the KMS signer included, which ``deps()`` hands out behind ``OnFirstUse`` (a cast)."""
     from acx.adapters.alarms import AlarmTopic
     from acx.adapters.catalog import Catalog
     from acx.adapters.idempotency import IdempotencyStore
