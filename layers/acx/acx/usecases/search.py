@@ -40,11 +40,12 @@ from acx.core.package import PackageRef
 from acx.usecases.errors import ServiceError, not_found
 
 if TYPE_CHECKING:
-    from acx.adapters.search_index import Manifest, SearchIndexStore
+    from acx.adapters.search_index import Manifest
     from acx.core.embedding import EmbeddingEngine
     from acx.core.search.ranking import Hit, IndexView
     from acx.core.search.segment import Packed, Segment
     from acx.usecases.deps import Deps
+    from acx.usecases.ports import SearchIndexPort
 
 MAX_K = 50
 DEFAULT_K = 10
@@ -196,7 +197,7 @@ def load_view(
     ``exists`` is asked only when there is no manifest (404 if False): an index is only ever written
     for a package that exists, so a found manifest answers that without a read of the log.
     """
-    from acx.adapters.search_index import SearchIndexStore, SegmentMissing
+    from acx.adapters.search_index import SegmentMissing
     from acx.core.search.ranking import IndexView
     from acx.core.search.segment import Packed, SegmentError
 
@@ -207,7 +208,7 @@ def load_view(
     if cached is not None and now - cached.checked < REVALIDATE_SECONDS:
         return cached.view
     manifest = store.manifest(tenant, package, if_none_match=cached.etag if cached else None)
-    if manifest is SearchIndexStore.NOT_MODIFIED and cached is not None:
+    if manifest is store.NOT_MODIFIED and cached is not None:
         cached.checked = now
         return cached.view
     if manifest is None and exists is not None and not exists():
@@ -246,9 +247,7 @@ def rebuild(
     records: list[dict[str, Any]] = []
     cursor = None
     while True:
-        page, cursor = deps.log.rows.list_active(
-            PackageRef(tenant, package), limit=REBUILD_PAGE, cursor=cursor
-        )
+        page, cursor = deps.log.list_active(PackageRef(tenant, package), limit=REBUILD_PAGE, cursor=cursor)
         records += [row.record for row in page if row.record is not None]
         if not cursor:
             break
@@ -286,7 +285,7 @@ def search(deps: Deps, tenant: str, package: str, query: SearchQuery) -> SearchR
     while len(results) < query.k and at < len(hits):
         batch = hits[at : at + want]
         at += len(batch)
-        records = deps.log.rows.active_records(ref, {h.id for h in batch})
+        records = deps.log.active_records(ref, {h.id for h in batch})
         for hit in batch:
             record = records.get(hit.id)
             if record is None:
@@ -384,7 +383,7 @@ class SearchIndexer:
             # manifest put above. Saves reading back every row of the upload (a 20k-record ingest:
             # 200 BatchGetItem calls, 6% of its CPU on the local stack).
             return
-        active = self.deps.log.rows.active_ids(ref, set(ids))
+        active = self.deps.log.active_ids(ref, set(ids))
         for rid in sorted(set(ids) - active):
             self.forgotten(tenant, package, rid)
 
@@ -449,7 +448,7 @@ class SearchIndexer:
         return -1
 
     def _purge_orphans(
-        self, store: SearchIndexStore, tenant: str, package: str, drop: set[str], live: set[str]
+        self, store: SearchIndexPort, tenant: str, package: str, drop: set[str], live: set[str]
     ) -> int:
         from acx.adapters.search_index import SegmentMissing
         from acx.core.search.segment import Segment, SegmentError
@@ -474,11 +473,11 @@ class SearchIndexer:
         store = self.deps.search_index()
         for key in store.segment_keys(tenant, package):
             store.purge(key)
-        store.objects.purge(store.prefix(tenant, package) + "manifest.json")
+        store.purge(store.prefix(tenant, package) + "manifest.json")
         CACHE.drop((tenant, package))
 
 
-def _discard(store: SearchIndexStore, added: list[tuple[str, int]]) -> None:
+def _discard(store: SearchIndexPort, added: list[tuple[str, int]]) -> None:
     for seg_key, _ in added:
         store.purge(seg_key)
 
