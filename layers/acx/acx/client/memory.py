@@ -32,24 +32,21 @@ AcxError = CliError  # one error type for the CLI and the library: status, code,
 LOGIN_LINE = "run `acx login` (the next call uses the new token; nothing needs a restart)"
 
 # -- the relevance floor ------------------------------------------------------------------------------
-# Search fuses BM25 with a vector ranking by RRF, so every memory with any vector similarity gets a
-# score, however unrelated (a query about nothing stored returned vector-only hits scored 0.0016 =
-# 0.1 / (60 + 1)). A result is kept when the query's words occur in it (a lexical signal) or when a
-# semantic engine puts it close in meaning. A hash engine (``local-hash-*``) embeds surface tokens
-# only, the ones BM25 already matched, so its vector-only hits are hash collisions, never meaning.
+# The service applies the floor (acx.core.search.ranking): a memory is a hit only when it holds a
+# query term or its engine puts it close enough in meaning, and an empty answer carries ``reason``
+# (``no_match``). The client keeps one rule of its own, for a service that predates that floor: a
+# hash engine (``local-hash-*``) embeds surface tokens only, the ones BM25 already matched, so its
+# vector-only hits are hash collisions, never meaning, and are dropped. A semantic engine's
+# vector-only hits are kept: their floor is the engine's, which only the service knows.
 HASH_ENGINE_PREFIX = "local-hash"
-SEMANTIC_FLOOR = 0.4  # cosine under which a semantic engine's vector-only hit is unrelated text
 
 
 def relevant(result: dict[str, Any], engine: str | None) -> bool:
-    """Whether a search API result clears the relevance floor (see the constants above)."""
+    """Whether a search API result clears the relevance floor (see above)."""
     signals = result.get("signals") or {}
     if signals.get("lexical"):
         return True
-    vector = signals.get("vector") or {}
-    if not vector or str(engine or "").startswith(HASH_ENGINE_PREFIX):
-        return False
-    return float(vector.get("score") or 0.0) >= SEMANTIC_FLOOR
+    return bool(signals.get("vector")) and not str(engine or "").startswith(HASH_ENGINE_PREFIX)
 
 
 # -- results ------------------------------------------------------------------------------------------
