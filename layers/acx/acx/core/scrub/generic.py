@@ -199,6 +199,12 @@ _NOT_SECRET_END = re.compile(
     rb"|(?:foreign|primary|partition|sort|range|row|cache|idempotency|object|lookup)[_-]?key)\Z"
 )
 _NOT_SECRET_ANY = (b"public", b"publishable", b"csrf", b"xsrf", b"authenticity")
+# Hex under these names is a revision, a digest, a key's fingerprint or a build stamp (``commit:
+# <sha>``, ``"gitHead"``, ``"shasum"``, ``md5=``, ``fp:``, ``thumbprint``), on top of the ids and
+# hashes above.
+_HEX_NAME_END = re.compile(
+    rb"(?:commit|rev|revision|head|ref|oid|tree|parent|sum|md5|version|build|fp|print)\Z"
+)
 # an HTML hidden input: <input name="authenticity_token" value="...">
 _HIDDEN_INPUT = re.compile(rb"name=[\"'][^\"'\n]{0,40}(?:csrf|xsrf|authenticity)", re.I)
 _OPS = (b":=", b"=>", b"==", b"=", b":")
@@ -227,6 +233,16 @@ def _not_secret_name(buf: bytes, value_start: int, name: bytes) -> bool:
     if any(w in low for w in _NOT_SECRET_ANY) or _NOT_SECRET_END.search(low) is not None:
         return True
     return low == b"value" and _HIDDEN_INPUT.search(buf, max(0, value_start - 100), value_start) is not None
+
+
+def hex_name_excused(name: bytes) -> bool:
+    """Whether a hex value under ``name`` is a digest, id, revision or nonce, not a key: the name
+    says so (``sha256``, ``commit``, ``requestId``, ``gitHead``) or it is a descriptive name of
+    words that names no credential (``expectedLayout``)."""
+    low = name.lower()
+    if any(w in low for w in _NOT_SECRET_ANY) or _NOT_SECRET_END.search(low) is not None:
+        return True
+    return _HEX_NAME_END.search(low) is not None or _descriptive_name(name)
 
 
 _VALUE_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-~.%"
@@ -310,6 +326,13 @@ def _check_run(buf: bytes, tok: bytes, pos: int, spans: list[Span], budget: list
             _NAME_VERDICTS[name] = verdict
     if verdict == 1:
         return  # ``sha256=...``, ``issuerKeyHash=...``, ``CloudFront-Signature: ...~...``
+    glued = buf[vstart - 1 : vstart] == b":" and buf[vstart - 2 : vstart - 1].isalnum()
+    if name and not glued and len(core) >= 32 and judge.hex_secret(core) and not hex_name_excused(name):
+        # ``const k = "<40 hex>"``: hex assigned to a name is a key; bare hex in prose (a commit
+        # SHA, a digest) is not judged, hex cannot be told from a digest by its shape, and neither
+        # is a typed prefix glued to its value (``ed25519:<hex>``, ``sha1:<hex>``)
+        spans.append(("hex-assignment", start, start + len(core), BLOCK))
+        return
     if (
         len(core) == 40
         and b"_" not in core
