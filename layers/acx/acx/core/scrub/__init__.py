@@ -8,13 +8,15 @@ when the place's own name matched (a record id, an object key, a file path), the
 its index instead (``records[17]``, ``$.meta.<key#2>``, ``knowledge[3]``).
 
 Modules: ``rules`` (the provider table), ``triggers`` (its prefilter), ``engine`` (one buffer),
-``generic`` (name = value, URLs, random runs, home paths), ``judge`` (placeholders, randomness,
-checksums), ``normalise`` (NFKC, default-ignorables, offset map). This module walks documents.
+``generic`` (name = value, XML pairs, URLs, random runs, home paths), ``decode`` (base64 and hex
+runs decoded one level), ``judge`` (placeholders by form, randomness, checksums), ``normalise``
+(NFKC, default-ignorables, offset map). This module walks documents; the scan budget belongs to
+each string (``_Batch._scan_group``).
 
 What the gate does NOT stop (docs/SCRUB.md has the full list): a secret split across two fields or
-spelled out, encoded (base64 of a token, base64 of base64, hex, rot13) without a secret-like name,
-homoglyphs NFKC keeps distinct, a dictionary-word password, an unknown format shorter than 20
-characters that is not assigned to a secret-like name.
+spelled out, encoded past one level (base64 of base64) or otherwise (URL-encoding, rot13) without a
+secret-like name, homoglyphs NFKC keeps distinct, a dictionary-word password, an unknown format
+shorter than 20 characters that is not assigned to a secret-like name.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The scan of one byte buffer: normalise, one RE2 prefilter pass, provider rules on windows around
-its hits, then the generic rules. Returns ``(rule, start, end, severity)`` spans in ORIGINAL offsets.
+its hits, then the generic rules, then base64 and hex runs decoded one level and their text judged
+by the same steps. Returns ``(rule, start, end, severity)`` spans in ORIGINAL offsets.
 
 Linear time, by construction:
 - every pattern that sees the whole buffer is RE2 (the trigger alternation) or a ``bytes.find``
@@ -22,7 +23,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from acx.core.scrub import generic, judge
+from acx.core.scrub import decode, generic, judge
 from acx.core.scrub.generic import BLOCK, WARN, Span
 from acx.core.scrub.normalise import NormaliseBudget, normalise_bytes
 from acx.core.scrub.rules import RULES
@@ -286,10 +287,19 @@ def _scan(buf: bytes, forbidden: Any, budget: list[int] | None = None, encoded: 
     if budget[0] >= 0:
         generic.scan_assignments(buf, low, spans, budget)
     if budget[0] >= 0:
-        generic.scan_runs(buf, spans, budget)
+        generic.scan_xml_pairs(buf, low, spans, budget)
+    runs: list[tuple[int, int]] = []
+    if budget[0] >= 0:
+        generic.scan_runs(buf, spans, budget, runs)
+    if encoded and budget[0] >= 0:
+        decode.scan_encoded(buf, runs, spans, budget, _scan_decoded)
     if own and budget[0] < 0:
         spans.append(("scan-budget", 0, n, BLOCK))
     return _dedupe(spans)
+
+
+def _scan_decoded(text: bytes, budget: list[int]) -> list[Span]:
+    return _scan(text, None, budget, encoded=False)
 
 
 def _dedupe(spans: list[Span]) -> list[Span]:

@@ -243,6 +243,21 @@ def token_like(value: bytes) -> bool:
     return letters >= 4 and digits >= 4 and not is_wordy(v)
 
 
+_PASSWORD_SYMBOLS = b"!@#$%^&*?~;,"
+
+
+def password_like(value: bytes) -> bool:
+    """Shaped like a person's password: 8-64 characters without white space, with upper and lower
+    case letters, a digit and a symbol (``Zq8#Lm3$pw!x``, ``P@ss;w0rd!9``). What a bare ``secret:``
+    or ``the password is`` discloses when it is not shaped like a generated token."""
+    v = value.strip()
+    if not 8 <= len(v) <= 64 or not v.isascii() or any(b in b" \t\n\r" for b in v):
+        return False
+    if v.translate(None, _PASSWORD_SYMBOLS) == v or is_placeholder(v):
+        return False
+    return v.lower() != v and v.upper() != v and v.translate(None, _DIGIT_BYTES) != v
+
+
 def alnum_token(value: bytes) -> bool:
     """One unbroken word of 10+ letters and digits, at least 2 digits and 4 letters, not an
     identifier (``m8bgnrkuokcoyqqnqyccj51t``, ``cz80juk3z9i6fzq``): what ``the token is X`` or a bare
