@@ -290,7 +290,7 @@ def _scan(buf: bytes, forbidden: Any, budget: list[int] | None = None, encoded: 
         generic.scan_xml_pairs(buf, low, spans, budget)
     runs: list[tuple[int, int]] = []
     if budget[0] >= 0:
-        generic.scan_runs(buf, spans, budget, runs)
+        runs = generic.scan_runs(buf, spans, budget)
     if encoded and budget[0] >= 0:
         decode.scan_encoded(buf, runs, spans, budget, _scan_decoded)
     if own and budget[0] < 0:

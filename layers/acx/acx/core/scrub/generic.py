@@ -318,18 +318,17 @@ def _in_url(buf: bytes, pos: int) -> bool:
     return not any(c in between for c in (b" ", b"\n", b"\t", b'"', b"'", b"\x00", b"@"))
 
 
-def scan_runs(
-    buf: bytes, spans: list[Span], budget: list[int], runs: list[tuple[int, int]] | None = None
-) -> None:
+def scan_runs(buf: bytes, spans: list[Span], budget: list[int]) -> list[tuple[int, int]]:
     """Long runs of token characters: AWS secret keys in context, other random-looking blobs.
-    ``runs`` gets the (start, end) of every run visited, for the decoding step (its alphabet is
-    the same: base64 in both alphabets), so the buffer is translated and searched once.
+    Returns the (start, end) of every run visited, for the decoding step (its alphabet is the
+    same: base64 in both alphabets), so the buffer is translated and searched once.
 
     Not judged: runs inside a URL's path or query (document ids; a credential in a URL is the URI
     and assignment rules' job), inside public key / certificate blocks, and the values of names that
     say they are public, ids or hashes (``public_key =``, ``credentialId:``, ``issuerKeyHash=``).
     """
     public = _public_ranges(buf)
+    runs: list[tuple[int, int]] = []
     tr = buf.translate(_RUN_TABLE)
     find = tr.find
     end = len(tr)
@@ -342,16 +341,16 @@ def scan_runs(
         if stop < 0:
             stop = end
         tok = buf[pos:stop]
-        if runs is not None:
-            runs.append((pos, stop))
+        runs.append((pos, stop))
         runs_left -= 1
         budget[0] -= min(len(tok), 4096) // 256
         if budget[0] < 0 or runs_left < 0:
             budget[0] = -1
-            return
+            return runs
         if not (_in_url(buf, pos) or any(a <= pos < b for a, b in public)):
             _check_run(buf, tok, pos, spans, budget)
         pos = find(_RUN_PROBE, stop)
+    return runs
 
 
 def _check_run(buf: bytes, tok: bytes, pos: int, spans: list[Span], budget: list[int]) -> None:
