@@ -39,6 +39,8 @@ SECRETS: dict[str, str] = {
     "sendgrid-api-token": "SG.Ab1Cd2Ef3Gh4Ij5Kl6Mn7O.Pq8Rs9Tu0Vw1Xy2Za3Bc4De5Fg6Hi7Jk8Lm9No0Pq1Rs",
     "twilio-api-key": "SK" + HEX32,
     "huggingface-access-token": "hf_" + A36[:34],
+    "tencent-cloud-secret-id": "AKID" + A36[:32],
+    "figma-pat": "figd_" + A36 + "-Zq8Lm3",
     "digitalocean-token": "dop_v1_" + HEX64,
     "shopify-token": "shpat_" + HEX32,
     "databricks-api-token": "dapi" + HEX32,
