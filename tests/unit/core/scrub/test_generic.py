@@ -109,6 +109,8 @@ def test_ordinary_xml_and_prose_pass(text: str) -> None:
         f"etag: {H32}",
         f"request_id={H32}",
         f"fp: {H32.upper()}",
+        f'{{"before": "{H32}abcd1234", "after": "{H32}1234abcd"}}',  # a push event's revisions
+        f"blob {H32}abcd1234 and blob: {H32}abcd1234",
         f"keyid is ed25519:{H32}{H32}",
         f"merged {H32}abcd1234 into main",
     ],

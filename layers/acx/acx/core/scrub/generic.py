@@ -245,10 +245,10 @@ _NOT_SECRET_END = re.compile(
 )
 _NOT_SECRET_ANY = (b"public", b"publishable", b"csrf", b"xsrf", b"authenticity")
 # Hex under these names is a revision, a digest, a key's fingerprint or a build stamp (``commit:
-# <sha>``, ``"gitHead"``, ``"shasum"``, ``md5=``, ``fp:``, ``thumbprint``), on top of the ids and
-# hashes above.
+# <sha>``, ``"gitHead"``, a push event's ``"before"``/``"after"``, ``"shasum"``, ``md5=``, ``fp:``,
+# ``thumbprint``), on top of the ids and hashes above.
 _HEX_NAME_END = re.compile(
-    rb"(?:commit|rev|revision|head|ref|oid|tree|parent|sum|md5|version|build|fp|print)\Z"
+    rb"(?:commit|rev|revision|head|base|before|after|ref|oid|tree|blob|parent|sum|md5|version|build|fp|print)\Z"
 )
 # an HTML hidden input: <input name="authenticity_token" value="...">
 _HIDDEN_INPUT = re.compile(rb"name=[\"'][^\"'\n]{0,40}(?:csrf|xsrf|authenticity)", re.I)
