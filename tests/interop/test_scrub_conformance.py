@@ -48,7 +48,9 @@ def reference_verdicts(reference: Reference, tmp_path_factory: pytest.TempPathFa
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c['test'][:5]}-{c['field']}" for c in CASES])
-def test_ours_and_the_references_verdicts_are_the_standards(index: int, reference_verdicts: list[bool]) -> None:
+def test_ours_and_the_references_verdicts_are_the_standards(
+    index: int, reference_verdicts: list[bool]
+) -> None:
     case = CASES[index]
     assert reference_verdicts[index] is case["blocked"], "the reference itself disagrees with its standard"
     assert scan_any(case["text"]).blocked is case["blocked"]

@@ -161,6 +161,8 @@ def _secret_key(key: str) -> bool:
 
 
 _HEX_KEY_CACHE: dict[str, bool] = {}
+# 32-512 hex digits, white space around allowed: fails at the first other character of a text
+_HEX_VALUE = re.compile(r"\s*[0-9a-fA-F]{32,512}\s*\Z")
 _KEY_RULES = frozenset({"secret-assignment", "hex-assignment"})
 
 
@@ -192,7 +194,7 @@ def _collect(value: Any, out: list[str], kv: list[tuple[int, str]]) -> None:
                         kv.append((len(out), "secret-assignment"))
                 elif (
                     isinstance(item, str)
-                    and 32 <= len(item) <= 512
+                    and _HEX_VALUE.match(item) is not None
                     and hex_secret(_enc(item))
                     and not _hex_key_excused(key)
                 ):
