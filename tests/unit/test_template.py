@@ -825,6 +825,11 @@ def test_no_server_module_imports_what_the_layer_leaves_out() -> None:
         str(p.relative_to(ROOT)): sorted(m for m in _imported_modules(p) if m.startswith(left_out))
         for p in server
     }
+    # `acx.Memory` is read through acx/__init__.py's module __getattr__, which imports acx.client only
+    # when a program asks for that name: no function does, so that one import is allowed there alone.
+    init = "layers/acx/acx/__init__.py"
+    assert offenders.get(init) in ([], ["acx.client"])
+    offenders.pop(init, None)
     assert {k: v for k, v in offenders.items() if v} == {}
     # the control: the client side does import them, so the scan reads what it claims to
     assert any(m.startswith("acx.cli") for m in _imported_modules(package / "cli" / "client.py"))

@@ -551,3 +551,40 @@ def test_an_empty_or_non_string_id_is_told_it_must_be_a_non_empty_string(bad_id:
     with pytest.raises(RecordError) as info:
         validate_record(record)
     assert (info.value.path, info.value.message) == ("$.id", "must be a non-empty string")
+
+
+_WRONG = [None, "", "x", "not-a-date", -1, 1.5, True, [], ["a", 1], {}, "cbf1_" + "0" * 40, "rom", "save"]
+
+
+def _mutants() -> list[dict]:
+    """Each field of a valid record (both tiers) dropped, or replaced by each wrong-looking value."""
+    out = []
+    for base in (memory("m-1"), memory("m-2", portable=False, codebaseFingerprint=CBF, zone="save")):
+        for name in [*sorted(records_mod.ALL_FIELDS), "extra"]:
+            dropped = {k: v for k, v in base.items() if k != name}
+            out.append(dropped)
+            out.extend({**base, name: value} for value in _WRONG)
+    return out
+
+
+@pytest.mark.parametrize("record", _mutants())
+def test_record_problems_decide_as_validate_record_does(record: dict) -> None:
+    """`acx records check` lists every problem; it accepts exactly what the service accepts."""
+    from acx.core.records import record_problems
+
+    try:
+        validate_record(record)
+        valid = True
+    except RecordError:
+        valid = False
+    problems = record_problems(record)
+    assert (not problems) == valid
+    assert all(p.path.startswith("$.") for p in problems)
+
+
+def test_record_problems_finds_every_problem_not_only_the_first() -> None:
+    from acx.core.records import record_problems
+
+    bad = {**memory("m-1"), "impact": "great", "tags": [1], "timestamp": "yesterday", "colour": "red"}
+    paths = sorted(p.path for p in record_problems(bad))
+    assert paths == ["$.colour", "$.impact", "$.tags[0]", "$.timestamp"]

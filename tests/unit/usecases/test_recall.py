@@ -92,7 +92,8 @@ def test_the_answer_splices_each_records_stored_json_and_parses_to_the_same_valu
     page = recall.recall_page(deps, "t1", "notes", limit=100)
     body = page.to_json()
     assert json.loads(body) == page.to_dict() == recall.recall(deps, "t1", "notes", limit=100)
-    assert set(json.loads(body)) == {"advisory", "corrupt", "records", "meta", "nextCursor"}  # RecallPage's keys
+    keys = {"advisory", "corrupt", "records", "meta", "nextCursor"}  # RecallPage's keys
+    assert set(json.loads(body)) == keys
     assert [r["id"] for r in json.loads(body)["records"]][-1] == "m-7"
     for row in page.records:
         assert row.canonical.decode() in body  # as stored, not serialised again

@@ -41,7 +41,7 @@ from acx.adapters.dynamo import (
     pad,
     to_item,
 )
-from acx.core import forgetting
+from acx.core import erasure, forgetting
 from acx.core import log as logcore
 from acx.core.package import PackageRef
 from acx.core.rows import FileRow, FileWrite, ListedRecord, LogRow, Lookup, RecordWrite, Tombstones
@@ -98,10 +98,17 @@ class ShardLayout:
             n = 1  # created before sharding: every row on the package key
         else:
             return 1  # no package yet (nothing to read); its first claim fixes the count
+        self.remember(ref, n)
+        return n
+
+    def remember(self, ref: PackageRef, n: int) -> None:
+        """Keep the count of an existing package, read from its head item by another read."""
+        if not 1 <= n <= MAX_ROW_SHARDS:
+            raise CorruptStore(f"head item has rowShards {n}")
         self._cache[ref.pk] = n
+        self._cache.move_to_end(ref.pk)
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
-        return n
 
     def pks(self, ref: PackageRef) -> list[str]:
         """Every partition key holding the package's rows and slot items (shard 0 first)."""
@@ -496,26 +503,15 @@ class RowStore:
     def tombstone_hits(
         self, ref: PackageRef, probes: Sequence[forgetting.Probe], near: forgetting.NearPolicy
     ) -> list[forgetting.Hit]:
-        """The probes a tombstone refuses (exact knowledge key, id, or near copy). Point reads only:
-        the cost does not grow with the number of tombstones."""
+        """The probes a tombstone refuses (the rule: :func:`acx.core.erasure.blocked`). Point reads of
+        the keys :func:`acx.core.erasure.tombstone_keys` names: the cost does not grow with the number
+        of tombstones."""
         if not probes:
             return []
-        sks = [f"t#k#{p.knowledge}" for p in probes] + [f"t#i#{p.id_key}" for p in probes]
-        bands = {bk for p in probes for bk in p.bands}
-        if near.enabled:
-            sks += [f"t#n#{bk}" for bk in bands]
-        got = self.db.batch_get(self.table, ref.pk, sks)
-        hits: dict[int, forgetting.Hit] = {}
-        for p in probes:
-            for rule, sk in (("exact", f"t#k#{p.knowledge}"), ("id", f"t#i#{p.id_key}")):
-                if sk in got and p.index not in hits:
-                    hits[p.index] = forgetting.Hit(p.index, p.record_id, rule, int(got[sk].get("seq", -1)))
-        if near.enabled:
-            candidates = {sk[4:]: self._band(it) for sk, it in got.items() if sk.startswith("t#n#")}
-            rest = [p for p in probes if p.index not in hits]
-            for h in forgetting.near_hits(candidates, rest, near.threshold):
-                hits[h.index] = h
-        return [hits[i] for i in sorted(hits)]
+        got = self.db.batch_get(self.table, ref.pk, ["t#" + k for k in erasure.tombstone_keys(probes, near)])
+        found = {sk[2:]: int(it.get("seq", -1)) for sk, it in got.items() if not sk.startswith("t#n#")}
+        bands = {sk[4:]: self._band(it) for sk, it in got.items() if sk.startswith("t#n#")}
+        return erasure.blocked(probes, found, bands, near)
 
     def file_forgotten(self, ref: PackageRef, file_keys: Iterable[str]) -> dict[str, int]:
         """file key -> forget seq for the file keys a tombstone refuses."""

@@ -115,6 +115,9 @@ def _fast_verdict(data: bytes, forbidden: list[str]) -> int:
     ranges = scrub.split_raw_json(data, workers)
     if len(ranges) < 2:
         return _check_part(data, forbidden)
+    from acx.core.scrub import engine
+
+    engine.compiled()  # compiled once here, inherited by every worker, not compiled again in each
     children = []
     for start, end in ranges[1:]:
         pid = os.fork()

@@ -144,3 +144,11 @@ def near_belief(
 def advisory(base: str, trust_filter: str, extra: str) -> str:
     """The banner of an answer: ``base``, plus ``extra`` (what candidates are) when it may hold them."""
     return base if trust_filter == BELIEF else base + extra
+
+
+def attribution(agent: str | None, trust: str = "belief") -> tuple[tuple[str, str], ...]:
+    """The optional payload fields of an entry (:data:`acx.core.log.OPTIONAL`): the writer's agent id,
+    and ``trust`` for a candidate (a belief's entry carries none: entries from before trust existed
+    read the same)."""
+    out: tuple[tuple[str, str], ...] = (("agent", agent),) if agent else ()
+    return (*out, ("trust", "candidate")) if trust == "candidate" else out

@@ -129,7 +129,7 @@ def recall_page(
     used = 0
     try:
         while True:
-            rows, cursor = deps.log.rows.list_active(
+            rows, cursor = deps.log.list_active(
                 ref,
                 zone=tier,
                 tag=tag,
@@ -142,7 +142,7 @@ def recall_page(
                 records.append(row)
                 used += _weight(row.canonical)
                 if used >= PAGE_BYTES and i < len(rows) - 1:  # full inside the chunk: stop after it
-                    cursor = deps.log.rows.cursor_after(row)
+                    cursor = deps.log.cursor_after(row)
                     break
             if cursor is None or len(records) >= limit or used >= PAGE_BYTES:
                 break
@@ -176,7 +176,7 @@ def get_memory(
     ref = PackageRef(tenant, package)
     if not deps.log.package_exists(ref):
         raise not_found()
-    row = deps.log.rows.get(ref, record_id)
+    row = deps.log.record(ref, record_id)
     if row is None or not row.active or row.record is None:
         raise not_found("memory")
     if not serves(trust, row.trust) or (agent is not None and row.agent != agent):

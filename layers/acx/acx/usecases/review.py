@@ -128,7 +128,7 @@ def review_queue(
         )
     ref = _existing(deps, tenant, package)
     try:
-        rows, next_cursor = deps.log.rows.review_queue(ref, limit, cursor)
+        rows, next_cursor = deps.log.review_queue(ref, limit, cursor)
     except ValueError:
         raise ServiceError(
             400, ERR_INVALID_CURSOR, "cursor is not one this service issued", "$.cursor"
@@ -159,7 +159,7 @@ def decide(
     require_unlocked(deps, tenant, package)
     writes = rules.decision_writes(decision)
     for attempt in range(MAX_CONFLICT_RETRIES):
-        row = deps.log.rows.get(ref, record_id)
+        row = deps.log.record(ref, record_id)
         if row is None:
             raise not_found("memory")
         refused = rules.refusal(principal.actor, row.actor, row.trust if row.active else None)
@@ -208,9 +208,7 @@ def _refuse_reject_of_shared_knowledge(deps: Any, ref: PackageRef, row: LogRow) 
     if not row.knowledge:
         return
     shared = [
-        r.id
-        for r in deps.log.rows.with_knowledge(ref, row.knowledge)
-        if r.id != row.id and r.trust != "candidate"
+        r.id for r in deps.log.with_knowledge(ref, row.knowledge) if r.id != row.id and r.trust != "candidate"
     ]
     if shared:
         raise ServiceError(

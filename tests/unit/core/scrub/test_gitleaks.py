@@ -25,7 +25,9 @@ CORPUS = ROOT.parent / "shared" / "corpora" / "secrets-gitleaks.json"
 CLEAN_BLOCKED = ROOT / "tests" / "data" / "scrub-clean-blocked.txt"
 RECALL_RAW_FLOOR = 0.9946
 RECALL_SENTENCE_FLOOR = 0.952
-CLEAN_BLOCKED_CEILING = 0.167
+# Counted over the clean samples whose text the corpus does not also label a secret and that hold
+# no well-formed Google API key (bench.scrub.counted_clean).
+CLEAN_BLOCKED_CEILING = 0.10
 
 
 def blocks(text: str) -> bool:
@@ -36,15 +38,20 @@ def blocks(text: str) -> bool:
 def figures() -> dict:
     if not CORPUS.exists():
         pytest.skip("shared corpus not present")
+    from bench.scrub import counted_clean
+
     items = json.loads(CORPUS.read_text(encoding="utf-8"))
+    counted = counted_clean(items)
     out: dict = {"raw": [0, 0], "sentence": [0, 0], "clean": [0, 0], "blocked_clean": set()}
     for it in items:
         hit = blocks(it["text"])
+        if it["label"] == "clean" and hit:
+            out["blocked_clean"].add(it["id"])
+        if it["label"] == "clean" and it["id"] not in counted:
+            continue
         key = "clean" if it["label"] == "clean" else it["form"]
         out[key][0] += hit
         out[key][1] += 1
-        if it["label"] == "clean" and hit:
-            out["blocked_clean"].add(it["id"])
     return out
 
 

@@ -90,16 +90,13 @@ def test_a_stand_in_typed_along_the_alphabet_with_a_separator_is_a_placeholder()
 @pytest.mark.parametrize(
     "value",
     [
-        b"changeme",  # a stand-in word
-        b"placeholder",
         b"<TOKEN>",  # template syntax
         b"${VAR}",
-        b"token_here",  # a suffix
+        b"YOUR_TOKEN_HERE",  # a CONSTANT_CASE name
         b"ghp_abababab",  # after a short prefix, two characters repeated (no mask run, no order)
         b"wxyz_abab",  # ... a prefix as long as the rest counts as short
         b"wxy_abab",
         b"abcacbcab",  # three distinct characters in all
-        b"AKIAIOSFODNN7EXAMPLE",  # a documented example key
     ],
 )
 def test_each_kind_of_stand_in_is_a_placeholder_on_its_own(value: bytes) -> None:

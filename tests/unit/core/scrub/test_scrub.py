@@ -6,6 +6,7 @@ import itertools
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -38,6 +39,8 @@ SECRETS: dict[str, str] = {
     "sendgrid-api-token": "SG.Ab1Cd2Ef3Gh4Ij5Kl6Mn7O.Pq8Rs9Tu0Vw1Xy2Za3Bc4De5Fg6Hi7Jk8Lm9No0Pq1Rs",
     "twilio-api-key": "SK" + HEX32,
     "huggingface-access-token": "hf_" + A36[:34],
+    "tencent-cloud-secret-id": "AKID" + A36[:32],
+    "figma-pat": "figd_" + A36 + "-Zq8Lm3",
     "digitalocean-token": "dop_v1_" + HEX64,
     "shopify-token": "shpat_" + HEX32,
     "databricks-api-token": "dapi" + HEX32,
@@ -407,3 +410,86 @@ def test_cli_parallel_fast_path_still_blocks(tmp_path) -> None:
     result = run_cli(str(path))
     assert result.returncode == 3
     assert json.loads(result.stdout)["findings"][0]["location"] == "record:r11999"
+
+
+# --- the ACX standard's own scrub tests (§7.5, §12.8), exactly as it writes them ---------------
+
+CONFORMANCE = Path(__file__).resolve().parents[4] / "tests" / "data" / "acx-scrub-conformance.json"
+STANDARD = json.loads(CONFORMANCE.read_text(encoding="utf-8"))["cases"]
+
+
+@pytest.mark.parametrize("case", STANDARD, ids=[f"{c['test'][:5]}-{c['field']}" for c in STANDARD])
+def test_every_scrub_line_of_the_standard_gets_the_standards_verdict(case: dict) -> None:
+    assert scan_any(case["text"]).blocked is case["blocked"]
+    record = {"id": "leak-1", "title": "Deploy note", "summary": case["text"], "tags": ["ops"]}
+    assert scan_bundle([record]).blocked is case["blocked"]
+    assert scan_bundle([], knowledge=[("rom/x.md", case["text"])]).blocked is case["blocked"]
+
+
+def test_the_standards_poisoned_package_is_refused_at_export(tmp_path: Path) -> None:
+    """§7.5's proof: a portable record saying ``set AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE for the
+    pipeline``; export MUST be refused, and nothing is written."""
+    from acx.core.export import ExportBlocked, build_cartridge
+    from acx.core.signing import LocalEd25519Signer
+    from tests.factories import memory
+
+    poisoned = memory(
+        "leak-1",
+        portable=True,
+        title="Deploy note",
+        summary=STANDARD[0]["text"],
+        sourceType="knowledge",
+        repoId=None,
+        repoLabel="portable-core",
+        timestamp="2026-01-01T00:00:00Z",
+        tags=["ops"],
+    )
+    with pytest.raises(ExportBlocked) as exc:
+        build_cartridge(
+            tmp_path / "poisoned.acx",
+            [poisoned],
+            [],
+            signer=LocalEd25519Signer(),
+            publisher_id="com.example.team",
+            artifact_id="a",
+            artifact_version="1",
+        )
+    report = exc.value.report
+    assert [(f.rule, f.location, f.path) for f in report.findings] == [
+        ("aws-access-key-id", "record:leak-1", "$.summary")
+    ]
+    assert "AKIAIOSFODNN7EXAMPLE" not in repr(report) and "IOSFODNN" not in repr(report)
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- the scan budget belongs to each string ------------------------------------------------------
+
+
+def test_one_dense_file_is_refused_alone_and_the_rest_is_judged() -> None:
+    dense = "sk_ " * 20000
+    records = [
+        {"id": "r0", "summary": "retry with backoff"},
+        {"id": "r1", "summary": f"token {SECRETS['github-pat']}"},
+        {"id": "r2", "summary": "clean"},
+    ]
+    report = scan_bundle(
+        records, knowledge=[("notes/a.md", "plain text"), ("notes/dense.md", dense), ("notes/b.md", "ok")]
+    )
+    assert [(f.rule, f.location, f.path) for f in report.findings] == [
+        ("github-pat", "record:r1", "$.summary"),
+        ("scan-budget", "file:notes/dense.md", ""),
+    ]
+
+
+def test_a_dense_record_is_refused_by_its_own_path() -> None:
+    records = [{"id": f"r{i}", "summary": "retry with backoff"} for i in range(40)]
+    records[17] = {"id": "r17", "summary": "ok", "log": "key=" * 40000}
+    report = scan_bundle(records)
+    assert [(f.rule, f.location, f.path) for f in report.findings] == [("scan-budget", "record:r17", "$.log")]
+
+
+def test_many_moderate_strings_are_each_judged_on_their_own_budget() -> None:
+    """Each string stays under its own budget while the bundle joined would not: nothing is refused."""
+    piece = "a@b " * 120  # ~120 candidates: under one string's own 512 + len // 256
+    records = [{"id": f"r{i}", "summary": piece} for i in range(60)]
+    assert not scan_bundle(records).blocked

@@ -8,13 +8,15 @@ when the place's own name matched (a record id, an object key, a file path), the
 its index instead (``records[17]``, ``$.meta.<key#2>``, ``knowledge[3]``).
 
 Modules: ``rules`` (the provider table), ``triggers`` (its prefilter), ``engine`` (one buffer),
-``generic`` (name = value, URLs, random runs, home paths), ``judge`` (placeholders, randomness,
-checksums), ``normalise`` (NFKC, default-ignorables, offset map). This module walks documents.
+``generic`` (name = value, XML pairs, URLs, random runs, home paths), ``decode`` (base64 and hex
+runs decoded one level), ``judge`` (placeholders by form, randomness, checksums), ``normalise``
+(NFKC, default-ignorables, offset map). This module walks documents; the scan budget belongs to
+each string (``_Batch._scan_group``).
 
 What the gate does NOT stop (docs/SCRUB.md has the full list): a secret split across two fields or
-spelled out, encoded (base64 of a token, base64 of base64, hex, rot13) without a secret-like name,
-homoglyphs NFKC keeps distinct, a dictionary-word password, an unknown format shorter than 20
-characters that is not assigned to a secret-like name.
+spelled out, encoded past one level (base64 of base64) or otherwise (URL-encoding, rot13) without a
+secret-like name, homoglyphs NFKC keeps distinct, a dictionary-word password, an unknown format
+shorter than 20 characters that is not assigned to a secret-like name.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acx.core.scrub.engine import MIN_SECRET_LEN, scan_bytes
-from acx.core.scrub.generic import BARE, BLOCK, WARN, secret_name
-from acx.core.scrub.judge import is_secret_value, shannon_entropy, token_like
+from acx.core.scrub.generic import BARE, BLOCK, WARN, hex_name_excused, secret_name
+from acx.core.scrub.judge import hex_secret, is_secret_value, shannon_entropy, token_like
 from acx.core.scrub.rules import RULES
 
 __all__ = [
@@ -54,6 +56,7 @@ RULE_IDS: tuple[str, ...] = (
     "uri-credentials",
     "secret-assignment",
     "high-entropy",
+    "hex-assignment",
     "forbidden-literal",
     "scan-budget",
     "home-path",
@@ -145,6 +148,7 @@ def _child_path(path: str, key: str, ordinal: int, hidden: bool) -> str:
 
 
 _KEY_CACHE: dict[str, bool] = {}
+_KEY_RULES = frozenset({"secret-assignment", "hex-assignment"})
 
 
 def _secret_key(key: str) -> bool:
@@ -156,11 +160,27 @@ def _secret_key(key: str) -> bool:
     return known
 
 
-def _collect(value: Any, out: list[str], kv: list[int]) -> None:
+_HEX_KEY_CACHE: dict[str, bool] = {}
+# 32-512 hex digits, white space around allowed: fails at the first other character of a text
+_HEX_VALUE = re.compile(r"\s*[0-9a-fA-F]{32,512}\s*\Z")
+_KEY_RULES = frozenset({"secret-assignment", "hex-assignment"})
+
+
+def _hex_key_excused(key: str) -> bool:
+    known = _HEX_KEY_CACHE.get(key)
+    if known is None:
+        known = hex_name_excused(_enc(key))
+        if len(_HEX_KEY_CACHE) < 4096:
+            _HEX_KEY_CACHE[key] = known
+    return known
+
+
+def _collect(value: Any, out: list[str], kv: list[tuple[int, str]]) -> None:
     """Append every key and string value (keys before their values, in document order).
 
     ``kv`` gets the index of each key whose name is secret-like and whose value is a literal secret
-    string (``{"db_password": "..."}``): a finding at that key's path.
+    string (``{"db_password": "..."}``), and of each key given 32+ hex digits under a name that does
+    not say digest, id or revision (``{"k": "<40 hex>"}``): a finding at that key's path.
     """
     if isinstance(value, str):
         out.append(value)
@@ -171,7 +191,14 @@ def _collect(value: Any, out: list[str], kv: list[int]) -> None:
                     value = _enc(item)
                     weak = BARE.match(key.strip().lower().encode()) is not None
                     if is_secret_value(value, True, _enc(key)) and (not weak or token_like(value)):
-                        kv.append(len(out))
+                        kv.append((len(out), "secret-assignment"))
+                elif (
+                    isinstance(item, str)
+                    and _HEX_VALUE.match(item) is not None
+                    and hex_secret(_enc(item))
+                    and not _hex_key_excused(key)
+                ):
+                    kv.append((len(out), "hex-assignment"))
                 out.append(key)
             _collect(item, out, kv)
     elif isinstance(value, list | tuple):
@@ -217,7 +244,7 @@ class _Batch:
     def __init__(self) -> None:
         self.strings: list[str] = []
         self.owners: list[_Owner] = []
-        self.kv: list[int] = []
+        self.kv: list[tuple[int, str]] = []
 
     def add_record(self, record: Any, fallback: str, id_location: bool = True) -> None:
         first = len(self.strings)
@@ -250,7 +277,7 @@ class _Batch:
 
     def scan(self, pattern: re.Pattern[bytes] | None) -> list[Finding]:
         spans = self._scan_spans(pattern)
-        hits: list[tuple[int, str, int, str]] = [(i, "secret-assignment", 0, BLOCK) for i in self.kv]
+        hits: list[tuple[int, str, int, str]] = [(i, rule, 0, BLOCK) for i, rule in self.kv]
         hits.extend(spans)
         if not hits:
             return []
@@ -262,7 +289,7 @@ class _Batch:
         import bisect
 
         for index, rule, offset, sev in sorted(hits):
-            if rule == "secret-assignment" and offset == 0 and (index, rule) in seen:
+            if rule in _KEY_RULES and offset == 0 and (index, rule) in seen:
                 continue
             seen.add((index, rule))
             owner_ix = bisect.bisect_right(starts, index) - 1
@@ -281,22 +308,40 @@ class _Batch:
         return findings
 
     def _scan_spans(self, pattern: re.Pattern[bytes] | None) -> list[tuple[int, str, int, str]]:
-        strings = self.strings
-        if not strings:
-            return []
+        out: list[tuple[int, str, int, str]] = []
+        if self.strings:
+            self._scan_group(0, len(self.strings), pattern, out)
+        return out
+
+    def _scan_group(
+        self, lo: int, hi: int, pattern: re.Pattern[bytes] | None, out: list[tuple[int, str, int, str]]
+    ) -> None:
+        """Strings ``lo..hi-1`` joined by NUL and scanned as one buffer, spans mapped back to
+        (string index, rule, offset in that string, severity).
+
+        The scan budget belongs to each string: a group whose joined scan runs out of it is split
+        in halves and each half scanned again, down to the string that exhausts its own budget
+        alone. That string is refused with ``scan-budget`` at its own location; every other string
+        is judged normally. Honest bundles take one pass; each level of halving is one bounded scan
+        of the strings below it, so a hostile bundle costs O(n log n), never more.
+        """
+        strings = self.strings[lo:hi]
         buf = _enc("\x00".join(strings))
-        if buf.count(b"\x00") != len(strings) - 1:  # some string holds a NUL: scan one by one
-            out: list[tuple[int, str, int, str]] = []
-            for i, text in enumerate(strings):
-                out.extend((i, r, s, sev) for r, s, _e, sev in scan_bytes(_enc(text), pattern))
-            return out
-        spans = scan_bytes(buf, pattern)
+        whole = buf.count(b"\x00") == len(strings) - 1  # no string holds a NUL of its own
+        spans = scan_bytes(buf, pattern) if whole or hi - lo == 1 else None
+        if spans is None or (hi - lo > 1 and any(sp[0] == "scan-budget" for sp in spans)):
+            mid = (lo + hi) // 2
+            self._scan_group(lo, mid, pattern, out)
+            self._scan_group(mid, hi, pattern, out)
+            return
+        if hi - lo == 1:
+            out.extend((lo, rule, 0 if rule == "scan-budget" else s, sev) for rule, s, _e, sev in spans)
+            return
         if not spans:
-            return []
+            return
         import bisect
 
         seps = [m.start() for m in re.finditer(b"\x00", buf)] if len(spans) >= 64 else None
-        out = []
         for rule, s, _e, sev in spans:
             if seps is None:
                 index = buf.count(b"\x00", 0, s)
@@ -304,11 +349,7 @@ class _Batch:
             else:
                 index = bisect.bisect_left(seps, s)
                 start = seps[index - 1] + 1 if index else 0
-            if rule == "scan-budget":
-                out.extend((i, rule, 0, sev) for i in range(len(strings)))
-                continue
-            out.append((index, rule, s - start, sev))
-        return out
+            out.append((lo + index, rule, s - start, sev))
 
 
 def scan_record(record: dict[str, Any], forbidden: Sequence[str] = (), index: int = 0) -> list[Finding]:

@@ -1,5 +1,6 @@
 """The scan of one byte buffer: normalise, one RE2 prefilter pass, provider rules on windows around
-its hits, then the generic rules. Returns ``(rule, start, end, severity)`` spans in ORIGINAL offsets.
+its hits, then the generic rules, then base64 and hex runs decoded one level and their text judged
+by the same steps. Returns ``(rule, start, end, severity)`` spans in ORIGINAL offsets.
 
 Linear time, by construction:
 - every pattern that sees the whole buffer is RE2 (the trigger alternation) or a ``bytes.find``
@@ -22,7 +23,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from acx.core.scrub import generic, judge
+from acx.core.scrub import decode, generic, judge
 from acx.core.scrub.generic import BLOCK, WARN, Span
 from acx.core.scrub.normalise import NormaliseBudget, normalise_bytes
 from acx.core.scrub.rules import RULES
@@ -36,7 +37,13 @@ _LONG_RULES = frozenset(
 )
 # Generic hits a specific rule already names are dropped (one finding per secret, the precise one).
 _GENERIC = frozenset(
-    {"secret-assignment", "high-entropy", "aws-secret-access-key", "connection-string-password"}
+    {
+        "secret-assignment",
+        "high-entropy",
+        "hex-assignment",
+        "aws-secret-access-key",
+        "connection-string-password",
+    }
 )
 
 
@@ -174,9 +181,9 @@ def _check_value(rule_index: int, m: Any, buf: bytes) -> bool:
         "nuget-config-password",
     ):
         return judge.is_secret_value(value, True) and not value.startswith((b"{", b"$", b"%"))
-    if rule.id == "private-key" and e - s < 80:  # the header alone: is an empty block right after it?
+    if rule.id == "private-key" and e - s < 80:  # the header alone: is a stand-in block right after it?
         end = buf.find(b"-----END", e, e + 400)
-        return end < 0 or _KEY_MATERIAL.search(buf, e, end) is not None
+        return end < 0 or _KEY_MATERIAL.search(buf, e, end) is not None or not judge.stand_in_body(buf[e:end])
     if rule.id == "twitter-bearer-token" and not value.strip(b"A"):
         return False  # nothing but A (base64 of zero bytes): a real token goes on past its 21 A
     if rule.id in _NO_RUN_CHECK:
@@ -254,12 +261,15 @@ def scan_bytes(buf: bytes, forbidden: Any = None) -> list[Span]:
     return out
 
 
-def _scan(buf: bytes, forbidden: Any) -> list[Span]:
+def _scan(buf: bytes, forbidden: Any, budget: list[int] | None = None, encoded: bool = True) -> list[Span]:
+    """The gate on one buffer. ``budget`` is shared when given (decoded text is judged on the budget
+    of the buffer it came from); ``encoded`` turns on the decoding of base64 and hex runs, which
+    the scan of decoded text does not do again (one level)."""
     n = len(buf)
     spans: list[Span] = []
     if n < 2:
         return spans
-    if b"/" in buf or b"\\" in buf:
+    if encoded and (b"/" in buf or b"\\" in buf):
         generic.scan_home(buf, spans)
     low = buf.lower()
     if forbidden is not None:
@@ -267,7 +277,9 @@ def _scan(buf: bytes, forbidden: Any) -> list[Span]:
             spans.append(("forbidden-literal", m.start(), m.end(), BLOCK))
     if n < MIN_SECRET_LEN:
         return spans
-    budget = [512 + n // 256]
+    own = budget is None
+    if budget is None:
+        budget = [512 + n // 256]
     c = compiled()
     _scan_providers(buf, c, spans, budget)
     if budget[0] >= 0:
@@ -275,10 +287,19 @@ def _scan(buf: bytes, forbidden: Any) -> list[Span]:
     if budget[0] >= 0:
         generic.scan_assignments(buf, low, spans, budget)
     if budget[0] >= 0:
-        generic.scan_runs(buf, spans, budget)
-    if budget[0] < 0:
+        generic.scan_xml_pairs(buf, low, spans, budget)
+    runs: list[tuple[int, int]] = []
+    if budget[0] >= 0:
+        runs = generic.scan_runs(buf, spans, budget)
+    if encoded and budget[0] >= 0:
+        decode.scan_encoded(buf, runs, spans, budget, _scan_decoded)
+    if own and budget[0] < 0:
         spans.append(("scan-budget", 0, n, BLOCK))
     return _dedupe(spans)
+
+
+def _scan_decoded(text: bytes, budget: list[int]) -> list[Span]:
+    return _scan(text, None, budget, encoded=False)
 
 
 def _dedupe(spans: list[Span]) -> list[Span]:
@@ -288,6 +309,7 @@ def _dedupe(spans: list[Span]) -> list[Span]:
     spans.sort(key=lambda sp: (sp[1], sp[0]))
     specific = [(s, e) for rule, s, e, sev in spans if sev == BLOCK and rule not in _GENERIC]
     aws = [(s, e) for rule, s, e, _ in spans if rule == "aws-secret-access-key"]
+    named = [(s, e) for rule, s, e, sev in spans if sev == BLOCK and rule != "hex-assignment"]
     out: list[Span] = []
     seen: set[tuple[str, int]] = set()
     for span in spans:
@@ -298,6 +320,8 @@ def _dedupe(spans: list[Span]) -> list[Span]:
             continue
         if rule == "high-entropy" and _overlaps(aws, s, e):
             continue
+        if rule == "hex-assignment" and _overlaps(named, s, e):
+            continue  # the assignment rule named it already (``api_key = "<hex>"``)
         seen.add((rule, s))
         out.append(span)
     return out

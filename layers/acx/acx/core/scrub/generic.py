@@ -46,9 +46,10 @@ _KW_NAME_OK = re.compile(
 )
 _KW_VALUE = re.compile(
     rb"""[ \t]{0,8}(?:\r?\n[ \t]{0,40})?(?:\\?"([^"\x00\n\\]{0,512})\\?"?|'([^'\x00\n]{0,512})'?
-    |`([^`\x00\n]{0,512})`?|([^\s"'`,;<\x00]{0,512}))""",
+    |`([^`\x00\n]{0,512})`?|([^\s"'`<\x00]{0,512}))""",
     re.X,
 )
+_NEXT_PAIR = re.compile(rb"[,;&][A-Za-z_][A-Za-z0-9_.-]{0,64}[=:]")
 BARE = re.compile(rb"^(?:key|keys|token|tokens|secret|secrets|auth|pass|pat|credentials?|creds?)$")
 _AWS_CONTEXT = re.compile(rb"aws|secret.?access|secretaccess", re.I)
 # A shell/compose parameter expansion with a default (``${NAME:-value}``, ``${NAME=value}``): the
@@ -140,11 +141,17 @@ def check_assignment(
             break
     else:
         return op_end
+    if not quoted:
+        # an unquoted value runs to white space, symbols included (``password=P@ss;w0rd!9``); it
+        # ends before the next ``,NAME=`` / ``;NAME:`` of a list and a trailing ``,`` or ``;``
+        nxt = _NEXT_PAIR.search(value)
+        value = value[: nxt.start()] if nxt is not None else value
+        value = value.rstrip(b",;")
     budget[0] -= len(value) // 64  # judging costs with the length judged
     if b"\n" in buf[op_end:vstart] and op != b">" and not op.endswith(b"value:"):
         return op_end  # ``password:`` then a new line: the next line is not its value
     weak = op.strip() in (b"is", b"was", b"are", b"(") or op == b"," or BARE.match(name.lower()) is not None
-    if weak and not (judge.token_like(value) or judge.alnum_token(value)):
+    if weak and not (judge.token_like(value) or judge.alnum_token(value) or judge.password_like(value)):
         # prose, argument lists and a bare ``key``/``token``: only a value shaped like a token counts,
         # and the prose is searched on (``TOKEN="the token is ..."``: the sentence's own assignment)
         return op_end
@@ -162,6 +169,44 @@ def check_assignment(
         rule = "aws-secret-access-key"
     spans.append((rule, vstart, vstart + len(value), BLOCK))
     return vstart + len(value)
+
+
+# Credential stores written as XML: a name in a ``key=``/``name=`` attribute and its value in the
+# same tag's ``value=`` (.NET appSettings, Spring beans), in the element's text (Java properties
+# XML ``<entry key="db.password">``, Android ``<string name="api_key">``) or in a nested
+# ``<value>`` (.NET settings). Python ``re`` on a window of at most 800 bytes after a
+# ``key=``/``name=`` found by ``bytes.find``: bounded work per hit.
+_XML_PAIR = re.compile(
+    rb"""(?:key|name)[ \t]*=[ \t]*["']([A-Za-z0-9_.:-]{1,64})["'][^<>]{0,200}?
+    (?:\bvalue[ \t]*=[ \t]*["']([^"'\n<>]{1,512})["']
+    |>[ \t]*(?:<value>)?([^<\n]{1,512}?)[ \t]*</)""",
+    re.X,
+)
+
+
+def scan_xml_pairs(buf: bytes, low: bytes, spans: list[Span], budget: list[int]) -> None:
+    """``<add key="ApiKey" value="..."/>``, ``<entry key="db.password">...</entry>``,
+    ``<setting name="Password"><value>...</value></setting>``: a secret-like name given a literal."""
+    if b"=" not in buf or b"<" not in buf:
+        return
+    for needle in (b"key", b"name"):
+        for i in find_all(low, needle):
+            m = _XML_PAIR.match(buf, i, i + 800)
+            if m is None:
+                continue
+            budget[0] -= 1
+            if budget[0] < 0:
+                return
+            name = m.group(1)
+            g = 2 if m.group(2) is not None else 3
+            value, vstart = m.group(g), m.start(g)
+            if not secret_name(name) or not judge.is_secret_value(value, True, name):
+                continue
+            if BARE.match(name.lower()) is not None and not (
+                judge.token_like(value) or judge.alnum_token(value) or judge.password_like(value)
+            ):
+                continue
+            spans.append(("secret-assignment", vstart, vstart + len(value), BLOCK))
 
 
 def scan_uris(buf: bytes, spans: list[Span], budget: list[int]) -> None:
@@ -199,6 +244,12 @@ _NOT_SECRET_END = re.compile(
     rb"|(?:foreign|primary|partition|sort|range|row|cache|idempotency|object|lookup)[_-]?key)\Z"
 )
 _NOT_SECRET_ANY = (b"public", b"publishable", b"csrf", b"xsrf", b"authenticity")
+# Hex under these names is a revision, a digest, a key's fingerprint or a build stamp (``commit:
+# <sha>``, ``"gitHead"``, a push event's ``"before"``/``"after"``, ``"shasum"``, ``md5=``, ``fp:``,
+# ``thumbprint``), on top of the ids and hashes above.
+_HEX_NAME_END = re.compile(
+    rb"(?:commit|rev|revision|head|base|before|after|ref|oid|tree|blob|parent|sum|md5|version|build|fp|print)\Z"
+)
 # an HTML hidden input: <input name="authenticity_token" value="...">
 _HIDDEN_INPUT = re.compile(rb"name=[\"'][^\"'\n]{0,40}(?:csrf|xsrf|authenticity)", re.I)
 _OPS = (b":=", b"=>", b"==", b"=", b":")
@@ -229,6 +280,16 @@ def _not_secret_name(buf: bytes, value_start: int, name: bytes) -> bool:
     return low == b"value" and _HIDDEN_INPUT.search(buf, max(0, value_start - 100), value_start) is not None
 
 
+def hex_name_excused(name: bytes) -> bool:
+    """Whether a hex value under ``name`` is a digest, id, revision or nonce, not a key: the name
+    says so (``sha256``, ``commit``, ``requestId``, ``gitHead``) or it is a descriptive name of
+    words that names no credential (``expectedLayout``)."""
+    low = name.lower()
+    if any(w in low for w in _NOT_SECRET_ANY) or _NOT_SECRET_END.search(low) is not None:
+        return True
+    return _HEX_NAME_END.search(low) is not None or _descriptive_name(name)
+
+
 _VALUE_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-~.%"
 _VALUE_TABLE = bytes(ord("a") if b in _VALUE_CHARS else ord(" ") for b in range(256))
 
@@ -257,14 +318,17 @@ def _in_url(buf: bytes, pos: int) -> bool:
     return not any(c in between for c in (b" ", b"\n", b"\t", b'"', b"'", b"\x00", b"@"))
 
 
-def scan_runs(buf: bytes, spans: list[Span], budget: list[int]) -> None:
+def scan_runs(buf: bytes, spans: list[Span], budget: list[int]) -> list[tuple[int, int]]:
     """Long runs of token characters: AWS secret keys in context, other random-looking blobs.
+    Returns the (start, end) of every run visited, for the decoding step (its alphabet is the
+    same: base64 in both alphabets), so the buffer is translated and searched once.
 
     Not judged: runs inside a URL's path or query (document ids; a credential in a URL is the URI
     and assignment rules' job), inside public key / certificate blocks, and the values of names that
     say they are public, ids or hashes (``public_key =``, ``credentialId:``, ``issuerKeyHash=``).
     """
     public = _public_ranges(buf)
+    runs: list[tuple[int, int]] = []
     tr = buf.translate(_RUN_TABLE)
     find = tr.find
     end = len(tr)
@@ -277,14 +341,16 @@ def scan_runs(buf: bytes, spans: list[Span], budget: list[int]) -> None:
         if stop < 0:
             stop = end
         tok = buf[pos:stop]
+        runs.append((pos, stop))
         runs_left -= 1
         budget[0] -= min(len(tok), 4096) // 256
         if budget[0] < 0 or runs_left < 0:
             budget[0] = -1
-            return
+            return runs
         if not (_in_url(buf, pos) or any(a <= pos < b for a, b in public)):
             _check_run(buf, tok, pos, spans, budget)
         pos = find(_RUN_PROBE, stop)
+    return runs
 
 
 def _check_run(buf: bytes, tok: bytes, pos: int, spans: list[Span], budget: list[int]) -> None:
@@ -310,6 +376,13 @@ def _check_run(buf: bytes, tok: bytes, pos: int, spans: list[Span], budget: list
             _NAME_VERDICTS[name] = verdict
     if verdict == 1:
         return  # ``sha256=...``, ``issuerKeyHash=...``, ``CloudFront-Signature: ...~...``
+    glued = buf[vstart - 1 : vstart] == b":" and buf[vstart - 2 : vstart - 1].isalnum()
+    if name and not glued and len(core) >= 32 and judge.hex_secret(core) and not hex_name_excused(name):
+        # ``const k = "<40 hex>"``: hex assigned to a name is a key; bare hex in prose (a commit
+        # SHA, a digest) is not judged, hex cannot be told from a digest by its shape, and neither
+        # is a typed prefix glued to its value (``ed25519:<hex>``, ``sha1:<hex>``)
+        spans.append(("hex-assignment", start, start + len(core), BLOCK))
+        return
     if (
         len(core) == 40
         and b"_" not in core

@@ -5,7 +5,7 @@ bounded input and costs at most a few microseconds: Python's ``re`` is safe on t
 quantifiers that can overlap, and the input is bounded anyway).
 
 What these judgements do NOT stop: a real secret that happens to look like a placeholder (``xxxx``
-runs, ``your-...-here``), or a dictionary-word password (``password=dragon`` passes as a word).
+runs, template syntax), or a password of plain words (``your-key-here``, ``password=dragon``).
 """
 
 from __future__ import annotations
@@ -16,27 +16,28 @@ import re
 import zlib
 from collections import Counter
 
-_PLACEHOLDER_WORDS = frozenset(
-    b"""changeme change_me change-me redacted placeholder example sample dummy none null nil
-    undefined empty todo tbd fixme secret password passwd token xxx your_token your_password hidden
-    masked omitted notset not_set unset required optional string str bytes int true false
-    test testing foobar foo bar baz replaceme replace_me insert_here value""".split()
-)
+# Placeholders are judged by FORM only, never by a word inside the value: a person may well put
+# ``example``, ``test`` or ``changeme`` in a real password (``DB_PASSWORD=Example2024!x``).
 # Anchored at the start only (each alternative fails fast): no ``.*X.*`` forms, which backtrack.
 _PLACEHOLDER = re.compile(
     rb"""^(?:<[^>]*>?$|\$\{|\$\(|\$[A-Za-z_][A-Za-z0-9_]*$|\{\{|\{[A-Za-z_][\w.]*\}$|%\(?[a-z_]*\)?s$
-    |%[A-Za-z_][A-Za-z0-9_]*%$|\[.*\]$|\.\.\.|your[_ -]|replace[_-]?me|<?redacted>?$|\*)""",
+    |%[A-Za-z_][A-Za-z0-9_]*%$|\[.*\]$|\.\.\.|\*)""",
     re.X | re.S | re.I,
 )
-_INFIXES = (b"[redacted]", b"***", b"xxxxxx", b"####", b"\xe2\x80\xa6")  # ... as one character too
-_SUFFIXES = (b"_here", b"-here", b"...")
+# A CONSTANT_CASE name of letters only (``YOUR_API_KEY``, ``DB_PASSWORD``): a reference to a
+# variable, the shape of a template slot; a drawn secret mixes in digits or lower case.
+_CONSTANT_NAME = re.compile(rb"^[A-Z]+(?:_[A-Z]+)+$")
+_INFIXES = (b"***", b"xxxxxx", b"####", b"\xe2\x80\xa6")  # masks; ... as one character too
+_SUFFIXES = (b"...",)
 _CODE_REF = re.compile(
     rb"""^(?:[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*|\[.*)?
     |[A-Za-z_][A-Za-z0-9_]*\(.*|[A-Za-z_][A-Za-z0-9_]*\[.*|(?:arn|ssm|vault|secretsmanager|op|env)
     :.*|[a-z]+://.*|~?\.{0,2}/.*|`.*`)$""",
     re.X | re.S,
 )
-_WORDS = re.compile(rb"^[A-Za-z][a-z]*(?:[ _-][A-Za-z]?[a-z]*)*[.!?]?$")
+# Plain words: lower case, Capitalised, or one word in capitals of up to 11 letters (``REDACTED``;
+# 12 or more capitals are read as a base32 draw, as in ``is_wordy``).
+_WORDS = re.compile(rb"^(?:[A-Za-z][a-z]*|[A-Z]{2,11})(?:[ _-](?:[A-Za-z]?[a-z]*|[A-Z]{2,11}))*[.!?]?$")
 _DIGITS = re.compile(rb"^[0-9]+$")
 _PATHLIKE = re.compile(rb"^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?$")
 _PIECES = re.compile(rb"[-_/.]")
@@ -46,15 +47,16 @@ _UUID = re.compile(rb"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{
 _HEX = re.compile(rb"^[0-9a-fA-F]+$")
 _SEQUENCES = (b"0123456789", b"abcdefghijklmnopqrstuvwxyz", b"9876543210")
 # Stand-in shapes a random draw essentially never produces: 6 digits or 7 letters in alphabet order,
-# a character 6 times in a row, a 2- or 3-character unit repeated (``123123123123``).
+# a character 6 times in a row, a 2- or 3-character unit repeated (``123123123123``), a unit of 4-8
+# characters 5 times (``EXAMPLEEXAMPLE...``; three times is a person's password: ``hunter2`` x3).
 _RUNS = re.compile(
     b"|".join(re.escape(s[i : i + 6]) for s in (b"0123456789", b"9876543210") for i in range(5))
     + b"|"
     + b"|".join(re.escape(_a[i : i + 7]) for _a in (b"abcdefghijklmnopqrstuvwxyz",) for i in range(20))
-    + rb"|(.)\1{5,}|(..)\2{4,}|(...)\3{3,}"
+    + rb"|(.)\1{5,}|(..)\2{4,}|(...)\3{3,}|(.{4,8})\4{4,}"
 )
 _MASK_RUNS = re.compile(
-    rb"[x*0#.]{6,}|(..)\1{4,}|(...)\2{3,}|"
+    rb"[x*0#.]{6,}|(..)\1{4,}|(...)\2{3,}|(.{4,8})\3{4,}|"
     + b"|".join(re.escape(_a[i : i + 7]) for _a in (b"abcdefghijklmnopqrstuvwxyz",) for i in range(20)),
     re.I,
 )
@@ -79,13 +81,16 @@ def _masked(low: bytes, strict: bool) -> bool:
 
 
 def is_placeholder(value: bytes, key: bytes = b"", strict: bool = True) -> bool:
-    """Template syntax, masks and stand-ins: ``<TOKEN>``, ``${VAR}``, ``{{ x }}``, ``$(cmd)``, runs of
-    x/X/*/0/#, ``REDACTED``, ``your-...-here``, ``...EXAMPLE``, a value equal to its own key name."""
+    """A stand-in by its form: template syntax (``<TOKEN>``, ``${VAR}``, ``{{ x }}``, ``$(cmd)``,
+    ``%VAR%``), masks (runs of x/X/*/0/#, ``...``), a CONSTANT_CASE name, too few distinct characters
+    or too short to be a secret, a value equal to its own key name, and (``strict``) characters typed
+    in keyboard or alphabet order. Never a word inside the value: documented example keys
+    (``AKIAIOSFODNN7EXAMPLE``) are secrets to this gate, as the ACX standard's tests say."""
     v = value.strip(b"\"'` ")
     if len(v) < 4:
         return True
     low = v.lower()
-    if low in _PLACEHOLDER_WORDS or _PLACEHOLDER.match(v) or low.endswith(_SUFFIXES):
+    if _PLACEHOLDER.match(v) or low.endswith(_SUFFIXES) or _CONSTANT_NAME.match(v):
         return True
     if any(piece in low for piece in _INFIXES):
         return True
@@ -99,11 +104,19 @@ def is_placeholder(value: bytes, key: bytes = b"", strict: bool = True) -> bool:
         return True  # ghp_xxxxxxxx..., AKIA0000..., aaaaaaa
     if _masked(low, strict):
         return True
-    if b"example" in low:
-        return True  # AKIAIOSFODNN7EXAMPLE and the other documented example keys
     if strict and _ascending(low):
         return True  # abc123, AbCeFG123: letters and digits each in order, typed, not drawn
     return strict and any(seq in low for seq in _SEQUENCES if len(low) < 2 * len(seq))
+
+
+def stand_in_body(body: bytes) -> bool:
+    """The body of a key block between its BEGIN and END lines is a stand-in by its form: nothing,
+    no letter or digit (``...``), plain words (``anything``, ``your key here``) or template syntax
+    (``<key>``, ``${KEY}``). An excerpt of key material (``MIIB...``) is not: it starts a real key."""
+    v = body.strip()
+    if not v or not any(48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122 for b in v):
+        return True
+    return _WORDS.match(v) is not None or v.startswith((b"<", b"${", b"{{"))
 
 
 def _ascending(low: bytes) -> bool:
@@ -145,10 +158,21 @@ def is_reference_or_words(value: bytes, quoted: bool) -> bool:
     return bool(_PATHLIKE.match(v) and max(len(p) for p in v.split(b"/")) < 16)
 
 
+def hex_secret(value: bytes) -> bool:
+    """32 or more hex digits printed in one case (a key, an HMAC secret, a hex token), not a mask
+    (``000...``, ``abababab...``). Sequences typed along the alphabet count: the ACX standard's own
+    example (``0123456789abcdef0123456789abcdef01234567``) is a secret to its gate."""
+    v = value.strip(b"\"'` ")
+    if len(v) < 32 or len(v) > 512 or _HEX.match(v) is None or not (v.islower() or v.isupper()):
+        return False  # digits only: a number; mixed case: typed, hex is printed in one case
+    return len(set(v)) > 3 and _ANY_RUN.search(v) is None and not _masked(v.lower(), strict=False)
+
+
 def is_secret_value(value: bytes, quoted: bool, key: bytes = b"") -> bool:
     """A literal secret assigned to a secret-like name: none of the above."""
-    if len(value) >= 32 and _HEX.match(value) and value.lower() != value and value.upper() != value:
-        return False  # mixed-case hex (``acdeFf05b1...``): hex is printed in one case, this was typed
+    if len(value) >= 32 and _HEX.match(value) is not None and not value.isdigit():
+        # mixed-case hex (``acdeFf05b1...``): hex is printed in one case, this was typed
+        return hex_secret(value) and not (key and value.strip().lower() == key.strip().lower())
     return not (is_placeholder(value, key) or is_reference_or_words(value, quoted))
 
 
@@ -217,6 +241,21 @@ def token_like(value: bytes) -> bool:
     letters = len(v) - len(v.translate(None, _LETTERS))
     digits = len(v) - len(v.translate(None, _DIGIT_BYTES))
     return letters >= 4 and digits >= 4 and not is_wordy(v)
+
+
+_PASSWORD_SYMBOLS = b"!@#$%^&*?~;,"
+
+
+def password_like(value: bytes) -> bool:
+    """Shaped like a person's password: 8-64 characters without white space, with upper and lower
+    case letters, a digit and a symbol (``Zq8#Lm3$pw!x``, ``P@ss;w0rd!9``). What a bare ``secret:``
+    or ``the password is`` discloses when it is not shaped like a generated token."""
+    v = value.strip()
+    if not 8 <= len(v) <= 64 or not v.isascii() or any(b in b" \t\n\r" for b in v):
+        return False
+    if v.translate(None, _PASSWORD_SYMBOLS) == v or is_placeholder(v):
+        return False
+    return v.lower() != v and v.upper() != v and v.translate(None, _DIGIT_BYTES) != v
 
 
 def alnum_token(value: bytes) -> bool:

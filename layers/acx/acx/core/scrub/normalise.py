@@ -81,8 +81,11 @@ class Normalised:
 
 
 _RUN_CACHE: dict[bytes, bytes | None] = {}
-# One byte class repeated: linear in ``re`` (nothing to backtrack into), and its findall is C-speed.
+# One byte class repeated: linear in ``re`` (nothing to backtrack into).
 _RUNS = re.compile(rb"[\x80-\xff]+")
+# ASCII bytes to a space, the others kept: ``split()`` of the result is every run of non-ASCII
+# bytes, two C passes (~10x faster than ``_RUNS.findall``, which tries a match at every byte).
+_ASCII_TO_SPACE = bytes(32 if b < 128 else b for b in range(256))
 
 
 def _norm_run(run: bytes) -> bytes | None:
@@ -100,12 +103,12 @@ def _norm_run(run: bytes) -> bytes | None:
 def normalise_bytes(buf: bytes) -> Normalised | None:
     """None when ``buf`` needs nothing (ASCII, or non-ASCII that normalises to itself).
 
-    Fast path: the distinct runs of non-ASCII bytes (one RE2 ``findall``, then a set) are judged
-    once each, so text that repeats the same accented words or emoji costs almost nothing.
+    Fast path: the distinct runs of non-ASCII bytes (a ``translate`` and a ``split``, then a set)
+    are judged once each, so text that repeats the same accented words or emoji costs almost nothing.
     """
     if buf.isascii():
         return None
-    found = _RUNS.findall(buf)
+    found = buf.translate(_ASCII_TO_SPACE).split()
     changed = {r for r in set(found) if _norm_run(r) is not None}
     if not changed:
         return None

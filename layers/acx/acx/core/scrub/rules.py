@@ -110,6 +110,8 @@ RULES: tuple[Rule, ...] = (
         r"(?i)(?:azure|devops|ado|vsts)[\w.\-]{0,20}(?:pat|token)[\w.\-]{0,20}[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?([a-z2-7]{52}|[A-Za-z0-9]{84})(?:[^0-9A-Za-z]|$)",
     ),
     P("alibaba-access-key-id", "LTAI[0-9A-Za-z]{20}"),
+    # Tencent Cloud: a SecretId is AKID followed by 32 letters and digits (36 in all)
+    P("tencent-cloud-secret-id", "AKID[0-9A-Za-z]{32}"),
     K("alibaba-secret-key", "alibaba|aliyun", AN + "{30}"),
     P("digitalocean-token", "do[opr]_v1_[a-f0-9]{64}"),
     P("yandex-aws-access-token", "YC[a-zA-Z0-9_-]{38}"),
@@ -230,6 +232,8 @@ RULES: tuple[Rule, ...] = (
         r"(?:sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.(?:acc)[_-][a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120}",
     ),
     P("typeform-api-token", "tfp_[a-z0-9\\-_\\.=]{59}"),
+    # Figma personal access tokens begin with figd_
+    P("figma-pat", "figd_[A-Za-z0-9_-]{32,}", end=False),
     P("frameio-api-token", "fio-u-[a-z0-9\\-_=]{64}"),
     P("notion-api-token", "ntn_[0-9]{11}[A-Za-z0-9]{32}[A-Za-z0-9]{3}"),
     P("notion-api-token", "secret_[A-Za-z0-9]{43}"),

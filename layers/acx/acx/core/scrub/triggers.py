@@ -95,11 +95,8 @@ _EXPLICIT: dict[str, tuple[tuple[str, bool, int], ...]] = {
     "sonar-api-token": (("squ_", False, 2), ("sqp_", False, 2), ("sqa_", False, 2)),
     "sourcegraph-access-token": (("sgp_", False, 2), ("sgs_", False, 2)),
     "hashicorp-vault-token": (("hvs.", False, 2), ("hvb.", False, 2)),
-    "honeycomb-api-key": (
-        ("hcaik_", False, 2),
-        ("hcxik_", False, 2),
-        ("hcbik_", False, 2),
-    ),
+    # the format's own shape (``hc`` + one letter + ``ik_``): ingest, configuration and other key kinds
+    "honeycomb-api-key": ((r"hc[a-z]ik_", True, 2),),
     "slack-legacy-workspace-token": (("xoxa-", False, 2), ("xoxr-", False, 2)),
     "slack-legacy-token": (("xoxo-", False, 2), ("xoxs-", False, 2)),
     "slack-user-token": (("xoxp-", False, 2), ("xoxe-", False, 2)),
