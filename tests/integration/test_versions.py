@@ -231,3 +231,30 @@ def test_a_racing_update_and_forget_end_in_one_order_with_nothing_forgotten_back
         assert svc.call("GET", f"{BASE}/{rid}")[0] == 404
     assert {"forget first", "update first"} <= set(orders[:2])
     assert verified(svc)["status"] == "ok"
+
+
+def test_verification_detects_an_edited_or_forged_ended_version(svc: Service) -> None:
+    import zlib
+
+    from acx.core.canonical import dumps_record
+
+    assert svc.call("POST", f"/v1/packages/{PKG}/bundles", body=bundle([staging()]))[0] == 201
+    assert put(svc, staging(NEW))[0] == 200
+    ddb = boto3.client("dynamodb", region_name="us-east-1")
+    table = svc.env["RECORDS_TABLE"]
+    (item,) = ddb.query(
+        TableName=table,
+        KeyConditionExpression="pk = :p AND begins_with(sk, :v)",
+        ExpressionAttributeValues={":p": {"S": f"acme#{PKG}"}, ":v": {"S": "v#mem-0007#"}},
+    )["Items"]
+    record = staging("Staging API port is 8081, set in the nginx upstream block (edited).")
+    edited = dict(item, body={"B": zlib.compress(dumps_record(record))})
+    ddb.put_item(TableName=table, Item=edited)
+    got = verified(svc)
+    assert (got["status"], got["reason"]) == ("broken", "content-hash"), got
+    forged = dict(item, sk={"S": "v#mem-0007#000000000099"}, seq={"N": "99"})
+    ddb.put_item(TableName=table, Item=item)  # restored: verifies again
+    assert verified(svc)["status"] == "ok"
+    ddb.put_item(TableName=table, Item=forged)  # a version no receipt holds
+    got = verified(svc)
+    assert (got["status"], got["reason"]) == ("broken", "row-without-receipt"), got
