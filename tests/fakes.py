@@ -564,7 +564,9 @@ class ChainedLog:
             return ForgetResult(
                 target.id, target.content_hash, first, cp, covers, target.slot, [], last, True, keys
             )
-        ended = [x for v in victims for x in self.rows.versions(ref, v.id)]
+        ended = [
+            x for v in victims for i in dict.fromkeys([v.id, *v.past_ids]) for x in self.rows.versions(ref, i)
+        ]
         stones = [tombstones(v) for v in [*victims, *(x.as_row() for x in ended)]] if tombstones else []
         specs = [
             EntrySpec("forget", v.zone or "save", v.content_hash, v.key, logcore.Covers(v.seq, v.entry_hash))
@@ -572,7 +574,7 @@ class ChainedLog:
         ]
         plan = self._commit(ref, actor, specs)
         for x in ended:
-            del self.rows.ended[ref][x.key]
+            self.rows.ended[ref].pop(x.key, None)
         self.rows.file_tombstones(ref, Tombstones.union(stones), plan.first_seq)
         op = (plan.first_seq, plan.size - 1)
         for v, e in zip(victims, plan.entries, strict=True):

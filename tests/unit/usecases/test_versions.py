@@ -279,3 +279,16 @@ def test_an_update_retries_when_another_writer_claims_first(deps) -> None:
     deps.log.conflicts = 2
     out = versions.update(deps, "t1", "notes", "agent", "staging-port", corrected())
     assert deps.log.rows.get(REF, "staging-port").seq == out["seq"]
+
+
+def test_forget_erases_the_versions_of_an_id_folded_into_the_forgotten_memory(deps) -> None:
+    ingest_records(deps, REF, staging())
+    versions.update(deps, "t1", "notes", "agent", "staging-port", corrected())
+    out = ingest_records(deps, REF, memory("aaa-copy", title="Staging API port", summary=NEW))
+    assert out.merged == 1 and deps.log.rows.get(REF, "staging-port") is None  # folded into aaa-copy
+    assert deps.log.rows.versions(REF, "staging-port")  # its old version is still held
+    forget.forget(deps, "t1", "notes", "ops", record_id="aaa-copy")
+    assert list(deps.log.rows.all_versions(REF)) == []
+    with pytest.raises(ServiceError) as info:
+        ingest_records(deps, REF, memory("fresh-id", title="Staging API port", summary=OLD))
+    assert info.value.status == 409

@@ -314,8 +314,12 @@ class LogStore:
             if not victims:
                 raise _Repeat()  # (a first forget cut short left other rows of its knowledge: erased now)
             found["victims"] = victims
-            # every ended version of a victim is erased too, and its text refused like the current one
-            ended = {v.id: self.rows.versions(ref, v.id) for v in victims}
+            # every ended version of a victim (or of an id folded into it) is erased too, and its text
+            # refused like the current one
+            ended = {
+                v.id: [x for i in dict.fromkeys([v.id, *v.past_ids]) for x in self.rows.versions(ref, i)]
+                for v in victims
+            }
             versions = [x.as_row() for v in victims for x in ended[v.id]]
             stones = [tombstones(v) for v in [*victims, *versions]] if tombstones else []
             found["keys"] = list(dict.fromkeys(k for st in stones for k in st.knowledge))

@@ -217,7 +217,8 @@ def _merge_and_append(
         except MergeConflict as exc:
             raise ServiceError(422, "merge_conflict", str(exc)) from None
         changed = _changed_files(deps, ref, files)
-        kept, differing = _kept(ref, records, plan, reader.rows())
+        rows = reader.rows()  # the stored rows the merge read (active): history of the survivors
+        kept, differing = _kept(ref, records, plan, rows)
         summary = IngestSummary(
             plan.accepted,
             plan.merged,
@@ -250,7 +251,6 @@ def _merge_and_append(
             if hits or refused:
                 raise Forgotten(hits, refused)
 
-        rows = reader.rows()
         writes = [
             _write(r, slot, forgetting.knowledge_key(keyer, r.get("title"), r.get("summary")), plan, rows)
             for r, slot in zip(plan.writes, plan.write_slots, strict=True)
