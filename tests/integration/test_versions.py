@@ -143,6 +143,7 @@ def test_bad_updates_name_the_problem_and_write_nothing(svc: Service) -> None:
         (f"{BASE}/mem-0007", {"record": staging(NEW), "extra": 1}, 422, None),
         (f"{BASE}/mem-0007", {"record": staging(f"token {token}")}, 422, "blocked"),
         (f"{BASE}/mem-0007", {}, 422, None),
+        (f"{BASE}/mem-0007", {"record": {**staging(NEW), token: 1, "xpAwarded": -1}}, 422, None),
     ]
     for path, body, status, code in cases:
         got, answer = svc.call("PUT", path, body=body)

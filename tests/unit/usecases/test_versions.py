@@ -207,7 +207,7 @@ def test_a_remember_after_invalidate_begins_a_new_version(deps) -> None:
 @pytest.mark.parametrize(
     ("record", "valid_from", "paths"),
     [
-        ({"id": "staging-port"}, None, ["$.record.portable"]),
+        ({"id": "staging-port"}, None, ["$.record.portable", "$.record.title", "$.record.summary"]),
         (memory("other-id"), "soon", ["$.record.id", "$.validFrom"]),
         (memory("staging-port", portable=False, codebaseFingerprint="cbf1_" + "0" * 40), None, []),
     ],

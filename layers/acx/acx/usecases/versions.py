@@ -124,6 +124,26 @@ def _gate(records: list[dict[str, Any]], files: Sequence[tuple[str, str]] = ()) 
 # ---- update -----------------------------------------------------------------------------------
 
 
+def _record_problems(record: Any) -> list[dict[str, str]]:
+    """Every problem the declarative record model finds (``validate_record`` stops at the first), so a
+    caller fixes its record in one round; paths are cut before any key that may be a secret."""
+    from pydantic import ValidationError
+
+    from acx.core import records
+    from acx.core.bundle import safe_path
+
+    try:
+        records.__getattr__("MemoryRecord").model_validate(record)
+    except ValidationError as exc:
+        out = []
+        for err in exc.errors(include_input=False, include_url=False):
+            path = "$.record" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
+            out.append({"path": safe_path(path), "message": str(err["msg"])})
+        return out
+    return []
+
+
+
 def update(
     deps: Deps,
     tenant: str,
@@ -142,6 +162,7 @@ def update(
         _check_record(record, "$.record", Limits())
     except BundleError as exc:
         problems.append({"path": exc.path, "message": exc.message, "code": exc.code})
+        problems += [p for p in _record_problems(record) if p["path"] != exc.path]
     if isinstance(record, dict) and record.get("id") != record_id:
         problems.append({"path": "$.record.id", "message": "must equal the id in the path"})
     if valid_from is not None:
