@@ -143,7 +143,6 @@ def _record_problems(record: Any) -> list[dict[str, str]]:
     return []
 
 
-
 def update(
     deps: Deps,
     tenant: str,
