@@ -1,12 +1,13 @@
-"""The memory log's write operations: append, forget, forget a file, set the operator lock; and the
-reads the use cases share, over the stores the log is composed of.
+"""The memory log's write operations: append, forget, forget a file, supersede and invalidate a
+memory's version, set the operator lock; and the reads the use cases share, over the stores the log
+is composed of.
 
 Each operation prepares what it writes (entry specs and row requests, read under the lease: the rows
 it merged from, the tombstones that refuse it, the rows a forget erases) and hands it to the one
 serialized commit, :class:`acx.adapters.log_commit.Committer` (lease, claim + receipt + checkpoint in
 one transaction, rows, release). Reads that do not write (lookup, listing, files, proofs) live in the
 row, receipt and checkpoint stores (``rows``, ``receipts``, ``checkpoints``, ``sequencer``). About
-400 lines, kept as one module: the four operations share the commit and the result types.
+540 lines, kept as one module: the operations share the commit and the result types.
 """
 
 from __future__ import annotations
