@@ -14,8 +14,11 @@ Why the ``.pyc`` files: Lambda mounts a layer read-only at /opt, so Python canno
 caches there and compiles every layer module it imports, in every cold start (the local benches
 never see this: their caches are warm). Unchecked-hash files are loaded without looking at the
 source's mtime (the zip's are all 1980). Without a 3.12 interpreter the layer is built without
-them, and the summary says so (``compiled: false``). `sam build` (template.yaml's BuildMethod) does
-not run this script, so a stack deployed that way still ships none.
+them, and the summary says so (``compiled: false``). `sam build` runs the same steps through
+layers/acx/Makefile (``--site``), so a stack deployed either way ships the same files.
+
+The layer holds the server side only: ``acx.cli``, ``acx.client`` and ``acx.local`` stay out
+(``CLIENT_ONLY``).
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ PYTHON_VERSION = "3.12"
 # Provided by the python3.12 Lambda runtime; never vendored (see module docstring).
 RUNTIME_PROVIDED = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "six", "urllib3")
 JUNK_DIRS = {"__pycache__", "tests", "test"}
+# Parts of the `acx` package that Lambda never runs: the client (CLI, MCP server, Python client) and
+# the local stack. The layer holds what the functions import; a test checks that no server module
+# imports these.
+CLIENT_ONLY = ("cli", "client", "local")
 JUNK_DIST_INFO_FILES = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"}
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
@@ -106,14 +113,16 @@ def strip(site: Path) -> None:
             path.unlink()
 
 
+def _package_ignore(directory: str, names: list[str]) -> set[str]:
+    junk = {n for n in names if n in ("__pycache__", "tests") or n.endswith(".pyc")}
+    if Path(directory) == LAYER_SRC / "acx":
+        junk |= {n for n in names if n in CLIENT_ONLY}
+    return junk
+
+
 def copy_package(site: Path) -> None:
-    """Copy the `acx` package (the layer's own code) next to its dependencies."""
-    shutil.copytree(
-        LAYER_SRC / "acx",
-        site / "acx",
-        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "tests"),
-        dirs_exist_ok=True,
-    )
+    """Copy the server side of the `acx` package (the layer's own code) next to its dependencies."""
+    shutil.copytree(LAYER_SRC / "acx", site / "acx", ignore=_package_ignore, dirs_exist_ok=True)
 
 
 def runtime_python() -> str | None:
@@ -163,16 +172,8 @@ def zip_dir(root: Path, zip_path: Path) -> tuple[int, int]:
     return len(files), unzipped
 
 
-def build(out_dir: Path = ROOT / "build", *, install: bool = True, python: str | None = "auto") -> LayerBuild:
-    """Build `<out_dir>/acx-layer.zip` from `<out_dir>/layer/python/`; returns the sizes.
-
-    ``python``: the 3.12 interpreter that compiles the modules ("auto": ``runtime_python()``; None:
-    no .pyc files)."""
-    layer_root = out_dir / "layer"
-    site = layer_root / "python"
-    if layer_root.exists():
-        shutil.rmtree(layer_root)
-    site.mkdir(parents=True)
+def fill_site(site: Path, *, install: bool, python: str | None) -> tuple[bool, bool]:
+    """Install, copy, strip and compile the layer's ``python/`` folder; (relaxed pins, compiled)."""
     relaxed = False
     if install:
         result = pip_install(site, constraints=CONSTRAINTS if CONSTRAINTS.exists() else None)
@@ -193,11 +194,25 @@ def build(out_dir: Path = ROOT / "build", *, install: bool = True, python: str |
     compiler = runtime_python() if python == "auto" else python
     if compiler is not None:
         compile_for_runtime(site, compiler)
+    return relaxed, compiler is not None
+
+
+def build(out_dir: Path = ROOT / "build", *, install: bool = True, python: str | None = "auto") -> LayerBuild:
+    """Build `<out_dir>/acx-layer.zip` from `<out_dir>/layer/python/`; returns the sizes.
+
+    ``python``: the 3.12 interpreter that compiles the modules ("auto": ``runtime_python()``; None:
+    no .pyc files)."""
+    layer_root = out_dir / "layer"
+    site = layer_root / "python"
+    if layer_root.exists():
+        shutil.rmtree(layer_root)
+    site.mkdir(parents=True)
+    relaxed, compiled = fill_site(site, install=install, python=python)
     zip_path = out_dir / "acx-layer.zip"
     if zip_path.exists():
         zip_path.unlink()
     files, unzipped = zip_dir(layer_root, zip_path)
-    return LayerBuild(str(zip_path), zip_path.stat().st_size, unzipped, files, relaxed, compiler is not None)
+    return LayerBuild(str(zip_path), zip_path.stat().st_size, unzipped, files, relaxed, compiled)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -205,7 +220,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--out", type=Path, default=ROOT / "build", help="output folder (default: build/)")
     parser.add_argument("--no-install", action="store_true", help="package acx only (no pip, offline)")
+    parser.add_argument(
+        "--site",
+        type=Path,
+        help="fill this python/ folder and stop (no zip): what `sam build` runs, via layers/acx/Makefile",
+    )
     args = parser.parse_args(argv)
+    if args.site is not None:
+        args.site.mkdir(parents=True, exist_ok=True)
+        relaxed, compiled = fill_site(args.site, install=not args.no_install, python="auto")
+        print(json.dumps({"site": str(args.site), "relaxed_constraints": relaxed, "compiled": compiled}))
+        return 0
     built = build(args.out, install=not args.no_install)
     summary = {
         **asdict(built),

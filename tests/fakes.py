@@ -1,9 +1,11 @@
-"""Small in-memory fakes of the interfaces use cases are written against (no moto, no boto3).
+"""Small in-memory fakes of the ports use cases are written against (no moto, no boto3).
 
-They keep only the behaviour the use cases rely on: rows by id in key order with an opaque cursor,
-the head's size, lock and checkpoint, jobs with a status, objects with a size. The DynamoDB and S3
-adapters themselves are tested against moto in tests/integration; these fakes let each use case's own
-rules (validation, 404 vs 423, what is echoed) be tested alone and fast.
+They keep only the behaviour the use cases rely on: a chained log (real entries and signed
+checkpoints, rows by id in key order with an opaque cursor, slot pointers, tombstones), jobs with a
+status, a versioned bucket, queue, alarms, catalog and index. The AWS adapters themselves are tested
+against moto in tests/integration; these fakes let each use case's own rules (validation, 404 vs 423,
+what is echoed) be tested alone and fast. mypy checks each one against its port
+(:mod:`acx.usecases.ports`): ``fake_deps`` and ``_conformance`` assign them, with no ignore.
 """
 
 from __future__ import annotations
@@ -12,26 +14,28 @@ import base64
 import builtins
 import dataclasses
 import hashlib
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from acx.adapters.log_store import AppendResult, ForgetResult
-from acx.adapters.search_index import Manifest, ManifestConflict, SearchIndexStore, SegmentMissing
+from acx.adapters.search_index import Manifest, ManifestConflict, SegmentMissing
 from acx.config import Settings
-from acx.core import forgetting, merkle
+from acx.core import erasure, forgetting, merkle
 from acx.core import log as logcore
 from acx.core.append import AppendPlan, EntrySpec, LogHead, plan_append
-from acx.core.canonical import dumps_record
+from acx.core.canonical import dumps_record, sha256_hex
 from acx.core.checkpoint import NoteSigner
 from acx.core.faults import Locked
 from acx.core.log import Entry
 from acx.core.package import PackageRef
 from acx.core.records import zone_for
 from acx.core.rows import (
+    AppendResult,
     Conflict,
     FileRow,
     FileWrite,
+    ForgetResult,
     ListedRecord,
     LogRow,
     Lookup,
@@ -44,117 +48,17 @@ from acx.core.signing import LocalEd25519Signer
 from acx.usecases import ingest
 from acx.usecases.deps import Deps
 from acx.usecases.ingest import IngestSummary
+from acx.usecases.ports import (
+    AlarmsPort,
+    CatalogPort,
+    IndexHooks,
+    JobsPort,
+    LogPort,
+    ObjectsPort,
+    QueuePort,
+    SearchIndexPort,
+)
 from tests.factories import bundle_json
-
-
-@dataclass
-class Head:
-    size: int = 0
-
-
-@dataclass
-class Appended:
-    from_seq: int
-    to_seq: int
-    size: int
-    checkpoint: str
-
-
-class FakeRows:
-    """``log.rows``: memory rows of each package, listed in id order like the ``r#`` sort key."""
-
-    def __init__(self) -> None:
-        self.by_package: dict[PackageRef, dict[str, LogRow]] = {}
-
-    def put(self, ref: PackageRef, record: dict[str, Any], *, active: bool = True) -> LogRow:
-        rows = self.by_package.setdefault(ref, {})
-        row = LogRow(
-            id=record["id"],
-            seq=len(rows),
-            content_hash=f"{len(rows):064x}",
-            entry_hash=f"{len(rows) + 1:064x}",
-            state="active" if active else "tombstoned",
-            record=record if active else None,
-            zone=zone_for(record.get("portable")),
-            tags=list(record.get("tags", [])),
-        )
-        rows[row.id] = row
-        return row
-
-    def get(self, ref: PackageRef, record_id: str) -> LogRow | None:
-        return self.by_package.get(ref, {}).get(record_id)
-
-    def list_active(
-        self,
-        ref: PackageRef,
-        zone: str | None = None,
-        tag: str | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-    ) -> tuple[list[ListedRecord], str | None]:
-        start = base64.urlsafe_b64decode(cursor.encode()).decode() if cursor else None
-        if start is not None and not start.startswith("r#"):
-            raise ValueError("invalid cursor")
-        out: list[ListedRecord] = []
-        for rid in sorted(self.by_package.get(ref, {})):
-            if start is not None and f"r#{rid}" <= start:
-                continue
-            row = self.by_package[ref][rid]
-            if row.state != "active" or (zone and row.zone != zone) or (tag and tag not in row.tags):
-                continue
-            assert row.record is not None
-            out.append(ListedRecord(rid, dumps_record(row.record)))
-            if len(out) >= limit:
-                return out, base64.urlsafe_b64encode(f"r#{rid}".encode()).decode()
-        return out, None
-
-    @staticmethod
-    def cursor_after(row: LogRow | ListedRecord) -> str:
-        return base64.urlsafe_b64encode(row.key.encode()).decode()
-
-
-class FakeReceipts:
-    def __init__(self) -> None:
-        self.leaves: dict[PackageRef, list[bytes]] = {}
-
-    def leaf_hashes(self, ref: PackageRef, size: int) -> list[bytes]:
-        return self.leaves.get(ref, [])[:size]
-
-
-class FakeLog:
-    """The log store facade as use cases see it: heads, locks, checkpoints, rows and receipts."""
-
-    def __init__(self) -> None:
-        self.rows = FakeRows()
-        self.receipts = FakeReceipts()
-        self.sizes: dict[PackageRef, int] = {}
-        self.locks: dict[PackageRef, bool] = {}
-        self.lock_entries: list[tuple[PackageRef, str, bool, str]] = []
-
-    def create(self, ref: PackageRef, size: int = 1) -> None:
-        self.sizes[ref] = size
-
-    def package_exists(self, ref: PackageRef) -> bool:
-        return ref in self.sizes
-
-    def head(self, ref: PackageRef) -> Head:
-        return Head(self.sizes.get(ref, 0))
-
-    def latest_checkpoint(self, ref: PackageRef) -> str | None:
-        return f"checkpoint {ref.pk} {self.sizes[ref]}" if ref in self.sizes else None
-
-    def verifier_key(self) -> str:
-        return "dev.acx.local+00000000+AAAA"
-
-    def admin_lock(self, ref: PackageRef) -> dict[str, Any] | None:
-        return {"locked": self.locks[ref]} if ref in self.locks else None
-
-    def set_admin_lock(self, ref: PackageRef, actor: str, locked: bool, content_hash: str) -> Appended:
-        self.locks[ref] = locked
-        self.lock_entries.append((ref, actor, locked, content_hash))
-        seq = self.sizes[ref]
-        self.sizes[ref] = seq + 1
-        return Appended(seq, seq, seq + 1, self.latest_checkpoint(ref) or "")
 
 
 @dataclass
@@ -239,7 +143,7 @@ class FakeObjects:
         with open(path, "rb") as f:
             self.put(key, f.read(), content_type)
 
-    def get(self, key: str) -> bytes:
+    def get(self, key: str, *, checksum: bool = True) -> bytes:
         return self.objects[key]
 
     def size(self, key: str) -> int | None:
@@ -280,16 +184,18 @@ class FakeObjects:
 
 
 def fake_deps(**settings: Any) -> Deps:
-    """A :class:`Deps` of fakes; ``settings`` are environment names (``UPLOAD_URL_TTL=60``)."""
+    """A :class:`Deps` of fakes over a :class:`ChainedLog`, signing with a local Ed25519 key;
+    ``settings`` are environment names (``UPLOAD_URL_TTL=60``)."""
     data = FakeObjects()
+    cfg = Settings(**settings)
     return Deps(
-        settings=Settings(**settings),
-        log=FakeLog(),  # type: ignore[arg-type]
-        data=data,  # type: ignore[arg-type]
-        uploads=FakeObjects(),  # type: ignore[arg-type]
-        cartridges=FakeObjects(),  # type: ignore[arg-type]
-        jobs=FakeJobs(),  # type: ignore[arg-type]
-        signer=None,
+        settings=cfg,
+        log=ChainedLog(cfg.publisher_id),
+        data=data,
+        uploads=FakeObjects(),
+        cartridges=FakeObjects(),
+        jobs=FakeJobs(),
+        signer=LocalEd25519Signer(),
         index_store=FakeIndexStore(data),
     )
 
@@ -297,11 +203,12 @@ def fake_deps(**settings: Any) -> Deps:
 # ---- a log that chains: entries, checkpoints, rows and tombstones as the verifier will read them ----
 
 
-class ChainedRows(FakeRows):
-    """``log.rows`` of :class:`ChainedLog`: memory and file rows, slot pointers and tombstones."""
+class ChainedRows:
+    """``ChainedLog``'s rows: memory rows of each package in id order (like the ``r#`` sort key), file
+    rows, slot pointers and tombstones."""
 
     def __init__(self) -> None:
-        super().__init__()
+        self.by_package: dict[PackageRef, dict[str, LogRow]] = {}
         self.files: dict[PackageRef, dict[str, FileRow]] = {}
         self.slots: dict[PackageRef, dict[str, str]] = {}
         self.stones: dict[PackageRef, dict[str, int]] = {}  # "k#"/"i#"/"f#" + key -> forget seq
@@ -314,6 +221,53 @@ class ChainedRows(FakeRows):
     def all_versions(self, ref: PackageRef) -> Iterator[VersionRow]:
         mine = self.ended.get(ref, {})
         return iter([mine[k] for k in sorted(mine)])
+
+    def put(self, ref: PackageRef, record: dict[str, Any], *, active: bool = True) -> LogRow:
+        """Plant a row with no receipt (tests of the read paths and of the verifier)."""
+        rows = self.of(ref)
+        row = LogRow(
+            id=record["id"],
+            seq=len(rows),
+            content_hash=f"{len(rows):064x}",
+            entry_hash=f"{len(rows) + 1:064x}",
+            state="active" if active else "tombstoned",
+            record=record if active else None,
+            zone=zone_for(record.get("portable")),
+            tags=list(record.get("tags", [])),
+        )
+        rows[row.id] = row
+        return row
+
+    def get(self, ref: PackageRef, record_id: str) -> LogRow | None:
+        return self.by_package.get(ref, {}).get(record_id)
+
+    def list_active(
+        self,
+        ref: PackageRef,
+        zone: str | None = None,
+        tag: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[ListedRecord], str | None]:
+        start = base64.urlsafe_b64decode(cursor.encode()).decode() if cursor else None
+        if start is not None and not start.startswith("r#"):
+            raise ValueError("invalid cursor")
+        out: list[ListedRecord] = []
+        for rid in sorted(self.by_package.get(ref, {})):
+            if start is not None and f"r#{rid}" <= start:
+                continue
+            row = self.by_package[ref][rid]
+            if row.state != "active" or (zone and row.zone != zone) or (tag and tag not in row.tags):
+                continue
+            assert row.record is not None
+            out.append(ListedRecord(rid, dumps_record(row.record)))
+            if len(out) >= limit:
+                return out, base64.urlsafe_b64encode(f"r#{rid}".encode()).decode()
+        return out, None
+
+    @staticmethod
+    def cursor_after(row: LogRow | ListedRecord) -> str:
+        return base64.urlsafe_b64encode(row.key.encode()).decode()
 
     def of(self, ref: PackageRef) -> dict[str, LogRow]:
         return self.by_package.setdefault(ref, {})
@@ -338,7 +292,12 @@ class ChainedRows(FakeRows):
 
     def active_records(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         rows = self.of(ref)
-        return {i: rows[i].record for i in ids if i in rows and rows[i].active and rows[i].record}  # type: ignore[misc]
+        out: dict[str, dict[str, Any]] = {}
+        for i in ids:
+            row = rows.get(i)
+            if row is not None and row.active and row.record:
+                out[i] = row.record
+        return out
 
     def active_ids(self, ref: PackageRef, ids: Iterable[str]) -> set[str]:
         return set(self.active_records(ref, ids))
@@ -350,12 +309,12 @@ class ChainedRows(FakeRows):
         return (r for r in self.rows(ref) if r.active)
 
     def with_knowledge(self, ref: PackageRef, knowledge: str) -> list[LogRow]:
-        old = {v.id for v in self.all_versions(ref) if v.knowledge == knowledge}
-        return [
-            r
-            for r in self.rows(ref)
-            if not r.forgotten and (r.knowledge == knowledge or knowledge in r.past_keys or r.id in old)
-        ]
+        return [r for r in self.rows(ref) if erasure.holds_knowledge(r, knowledge)]
+
+    def with_version_knowledge(self, ref: PackageRef, knowledge: str) -> list[LogRow]:
+        """Rows (not forgotten) whose ended versions hold this knowledge key."""
+        ids = {v.id for v in self.all_versions(ref) if v.knowledge == knowledge}
+        return [r for r in self.rows(ref) if r.id in ids and not r.forgotten]
 
     def get_file(self, ref: PackageRef, path: str) -> FileRow | None:
         return self.files.get(ref, {}).get(path)
@@ -368,16 +327,8 @@ class ChainedRows(FakeRows):
         self, ref: PackageRef, probes: Sequence[forgetting.Probe], near: forgetting.NearPolicy
     ) -> list[forgetting.Hit]:
         stones = self.stones.get(ref, {})
-        hits: dict[int, forgetting.Hit] = {}
-        for p in probes:
-            for rule, key in (("exact", f"k#{p.knowledge}"), ("id", f"i#{p.id_key}")):
-                if key in stones and p.index not in hits:
-                    hits[p.index] = forgetting.Hit(p.index, p.record_id, rule, stones[key])
-        if near.enabled:
-            rest = [p for p in probes if p.index not in hits]
-            for h in forgetting.near_hits(self.bands.get(ref, {}), rest, near.threshold):
-                hits[h.index] = h
-        return [hits[i] for i in sorted(hits)]
+        found = {k: stones[k] for k in erasure.tombstone_keys(probes, near) if k in stones}
+        return erasure.blocked(probes, found, self.bands.get(ref, {}), near)
 
     def file_forgotten(self, ref: PackageRef, file_keys: Iterable[str]) -> dict[str, int]:
         stones = self.stones.get(ref, {})
@@ -408,13 +359,29 @@ class ChainedCheckpoints:
         return self.by_size.get(ref, {}).get(size)
 
 
+@dataclass(frozen=True)
+class FakeHead:
+    """``ChainedLog.head``: the ``PackageHead`` a use case decides on."""
+
+    log: LogHead
+    admin_locked: bool = False
+    may_have_tombstones: bool = False
+
+    @property
+    def size(self) -> int:
+        return self.log.size
+
+
 class ChainedLog:
-    """The log store facade with real entries: each operation is planned by ``core.append.plan_append``
-    and signed as a C2SP checkpoint (a local Ed25519 key), so the verifier and the proofs read it as
-    they read DynamoDB. Rows, slot pointers and tombstones follow ``LogStore``'s rules; there is no
-    lease, sharding or batching (those are the adapter's, tested on moto).
+    """The log port with real entries: each operation is planned by ``core.append.plan_append`` and
+    signed as a C2SP checkpoint (a local Ed25519 key), so the verifier and the proofs read it as they
+    read DynamoDB. Rows, slot pointers and tombstones follow ``LogStore``'s rules (the same
+    :mod:`acx.core.erasure` decisions); there is no lease, sharding or batching (those are the
+    adapter's, tested on moto).
 
     ``conflicts``: how many of the next appends raise ``Conflict`` (another writer won the claim).
+    ``locks``: the operator lock of each package (tests may set it); ``lock_entries``: every
+    ``set_admin_lock`` call, in order.
     """
 
     def __init__(self, publisher_id: str = "dev.acx.local") -> None:
@@ -426,31 +393,87 @@ class ChainedLog:
         self.heads: dict[PackageRef, LogHead] = {}
         self.witnesses: dict[PackageRef, dict[str, Any]] = {}
         self.locks: dict[PackageRef, bool] = {}
+        self.lock_entries: list[tuple[PackageRef, str, bool, str]] = []
         self.conflicts = 0
         self.appends = 0
         self.now = "2026-01-01T00:00:00Z"  # createdAt of the next entries (tests of valid time move it)
 
-    # reads the use cases and the verifier share
+    def create(self, ref: PackageRef, size: int = 0) -> None:
+        """The package, with ``size`` entries that write no row if it has fewer."""
+        self.heads.setdefault(ref, LogHead.empty())
+        have = self.heads[ref].size
+        if size > have:
+            fill = [EntrySpec("remember", "save", sha256_hex({"fill": i}), None) for i in range(have, size)]
+            self._commit(ref, "test", fill)
+
+    # the log port's reads
     def verifier_key(self) -> str:
         return self.notes.verifier_key()
 
     def package_exists(self, ref: PackageRef) -> bool:
         return ref in self.heads
 
-    def create(self, ref: PackageRef) -> None:
-        self.heads.setdefault(ref, LogHead.empty())
+    def head(self, ref: PackageRef) -> FakeHead:
+        return FakeHead(self.log_head(ref), bool(self.locks.get(ref)), self.may_have_tombstones(ref))
 
-    def head(self, ref: PackageRef) -> LogHead:
+    def log_head(self, ref: PackageRef) -> LogHead:
         return self.heads.get(ref, LogHead.empty())
 
-    log_head = head
-
     def latest_checkpoint(self, ref: PackageRef) -> str | None:
-        return self.checkpoints.at(ref, self.head(ref).size)
+        return self.checkpoints.at(ref, self.log_head(ref).size)
+
+    def checkpoint_at(self, ref: PackageRef, size: int) -> str | None:
+        return self.checkpoints.at(ref, size)
+
+    def leaf_hashes(self, ref: PackageRef, size: int) -> list[bytes]:
+        leaves = self.receipts.leaf_hashes(ref, size)
+        if len(leaves) != size:
+            raise NotFound(f"log has {len(leaves)} entries, not {size}")
+        return leaves
 
     def entries(self, ref: PackageRef, start: int = 0, end: int | None = None) -> Iterator[Entry]:
         return iter(self.receipts.entries.get(ref, [])[start:end])
 
+    def record(self, ref: PackageRef, record_id: str) -> LogRow | None:
+        return self.rows.get(ref, record_id)
+
+    def lookup(self, ref: PackageRef, ids: set[str], slots: set[str]) -> Lookup:
+        return self.rows.lookup(ref, ids, slots)
+
+    def list_active(
+        self,
+        ref: PackageRef,
+        zone: str | None = None,
+        tag: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[ListedRecord], str | None]:
+        return self.rows.list_active(ref, zone, tag, limit, cursor)
+
+    def cursor_after(self, row: LogRow | ListedRecord) -> str:
+        return self.rows.cursor_after(row)
+
+    def active_records(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        return self.rows.active_records(ref, ids)
+
+    def active_ids(self, ref: PackageRef, ids: Iterable[str]) -> set[str]:
+        return self.rows.active_ids(ref, ids)
+
+    def active_rows(self, ref: PackageRef) -> Iterator[LogRow]:
+        return self.rows.iter_active(ref)
+
+    def read_files(self, ref: PackageRef) -> list[tuple[str, str]]:
+        return self.rows.read_files(ref)
+
+    def tombstone_hits(
+        self, ref: PackageRef, probes: Sequence[forgetting.Probe], near: forgetting.NearPolicy
+    ) -> list[forgetting.Hit]:
+        return self.rows.tombstone_hits(ref, probes, near)
+
+    def file_forgotten(self, ref: PackageRef, file_keys: Iterable[str]) -> dict[str, int]:
+        return self.rows.file_forgotten(ref, file_keys)
+
+    # the verifier's reads
     def all_rows(self, ref: PackageRef) -> Iterator[LogRow | FileRow]:
         files = self.rows.files.get(ref, {})
         return iter([*self.rows.rows(ref), *(files[p] for p in sorted(files))])
@@ -475,6 +498,9 @@ class ChainedLog:
     def all_versions(self, ref: PackageRef) -> Iterator[VersionRow]:
         return self.rows.all_versions(ref)
 
+    def memory_versions(self, ref: PackageRef, record_id: str) -> list[VersionRow]:
+        return self.rows.versions(ref, record_id)
+
     def may_have_tombstones(self, ref: PackageRef) -> bool:
         """LogStore's head flag: true once a forget was appended here (or a test planted tombstones)."""
         forgot = any(e.operation == "forget" for e in self.receipts.entries.get(ref, []))
@@ -482,7 +508,7 @@ class ChainedLog:
 
     # the one commit
     def _commit(self, ref: PackageRef, actor: str, specs: list[EntrySpec]) -> AppendPlan:
-        plan = plan_append(self.head(ref), specs, actor=actor, chain=ref.chain_key, created_at=self.now)
+        plan = plan_append(self.log_head(ref), specs, actor=actor, chain=ref.chain_key, created_at=self.now)
         self.receipts.entries.setdefault(ref, []).extend(plan.entries)
         self.heads[ref] = plan.head
         text = self.notes.sign(plan.checkpoint(ref.origin(self.publisher_id)))
@@ -548,16 +574,16 @@ class ChainedLog:
     ) -> ForgetResult:
         rows = self.rows.of(ref)
         target = rows.get(record_id) if record_id is not None else None
-        if record_id is None:
-            target = next((r for r in rows.values() if r.content_hash == content_hash), None)
+        if record_id is None and content_hash is not None:
+            target = erasure.target_by_content_hash(self.rows.rows(ref), content_hash)
         if target is None or (content_hash is not None and target.content_hash != content_hash):
             raise NotFound("no record with that id or content hash")
-        victims = [] if target.forgotten else [target]
-        if target.knowledge:
-            victims += [r for r in self.rows.with_knowledge(ref, target.knowledge) if r.id != target.id]
+        same = self.rows.with_knowledge(ref, target.knowledge) if target.knowledge else []
+        held = self.rows.with_version_knowledge(ref, target.knowledge) if target.knowledge else []
+        victims = erasure.erased_rows(target, [*same, *held], {r.id for r in held})
         if not victims:  # already forgotten: the first forget's answer, nothing appended
             first, last = target.forget_op or (target.seq, target.seq)
-            keys = [k for k in [target.knowledge, *target.past_keys] if k]
+            keys = erasure.refused_keys(target)
             entry = self.receipts.entries[ref][target.seq]
             covers = {"seq": entry.payload["covers"]["seq"], "hash": entry.payload["covers"]["hash"]}
             cp = self.checkpoints.at(ref, last + 1) or ""
@@ -696,6 +722,14 @@ class ChainedLog:
         )
         return f, plan
 
+    def set_admin_lock(self, ref: PackageRef, actor: str, locked: bool, content_hash: str) -> AppendResult:
+        self.lock_entries.append((ref, actor, locked, content_hash))
+        spec = EntrySpec("lock" if locked else "unlock", "package", content_hash, None)
+        plan = self._commit(ref, actor, [spec])
+        self.locks[ref] = locked
+        checkpoint = self.checkpoints.at(ref, plan.size) or ""
+        return AppendResult(plan.first_seq, plan.size - 1, plan.size, checkpoint)
+
 
 def ingest_records(deps: Deps, ref: PackageRef, *records: dict[str, Any], **extra: Any) -> IngestSummary:
     """Run ``usecases.ingest`` on a bundle of ``records`` (and ``extra`` members: knowledge, skills)."""
@@ -703,11 +737,8 @@ def ingest_records(deps: Deps, ref: PackageRef, *records: dict[str, Any], **extr
 
 
 def chained_deps(**settings: Any) -> Deps:
-    """:func:`fake_deps` over a :class:`ChainedLog`, signing cartridges with a local Ed25519 key."""
-    d = fake_deps(**settings)
-    d.log = ChainedLog(d.settings.publisher_id)  # type: ignore[assignment]
-    d.signer = LocalEd25519Signer()
-    return d
+    """:func:`fake_deps` (whose log is a :class:`ChainedLog`)."""
+    return fake_deps(**settings)
 
 
 @dataclass
@@ -786,23 +817,39 @@ class FakeCatalog:
         return sum(1 for _ in self.log.rows.iter_active(PackageRef(tenant, package)))
 
 
-class FakeIndexStore(SearchIndexStore):
-    """``SearchIndexStore`` over :class:`FakeObjects`: the manifest's conditional GET and PUT (the only
-    calls that reach past ``ObjectStore`` to the S3 client) are answered here, with content ETags.
-    ``conflicts``: how many of the next manifest writes lose the race (``ManifestConflict``)."""
+class FakeIndexStore:
+    """``SearchIndexPort`` over :class:`FakeObjects`: the manifest's conditional GET and PUT answered
+    with content ETags, segments as objects. ``conflicts``: how many of the next manifest writes lose
+    the race (``ManifestConflict``)."""
+
+    NOT_MODIFIED: object = object()
 
     def __init__(self, objects: FakeObjects) -> None:
         self.fakes = objects
-        self.objects = objects  # type: ignore[assignment]
         self.conflicts = 0
+
+    @staticmethod
+    def prefix(tenant: str, package: str) -> str:
+        return f"indexes/{tenant}/{package}/"
 
     def _key(self, tenant: str, package: str) -> str:
         return self.prefix(tenant, package) + "manifest.json"
+
+    def put_segment(self, tenant: str, package: str, body: bytes) -> str:
+        key = f"{self.prefix(tenant, package)}seg-{uuid.uuid4().hex}.bin"
+        self.fakes.put(key, body, "application/octet-stream")
+        return key
 
     def get_segment(self, key: str) -> bytes:
         if key not in self.fakes.objects:
             raise SegmentMissing(key)
         return self.fakes.objects[key]
+
+    def segment_keys(self, tenant: str, package: str) -> list[str]:
+        return sorted({k for k, _ in self.fakes.versions(self.prefix(tenant, package) + "seg-")})
+
+    def purge(self, key: str) -> None:
+        self.fakes.purge(key)
 
     def manifest(self, tenant: str, package: str, if_none_match: str | None = None) -> Any:
         body = self.fakes.objects.get(self._key(tenant, package))
@@ -821,3 +868,24 @@ class FakeIndexStore(SearchIndexStore):
         body = manifest.to_bytes()
         self.fakes.put(self._key(tenant, package), body)
         return hashlib.md5(body).hexdigest()  # noqa: S324
+
+
+def _conformance(
+    log: ChainedLog,
+    objects: FakeObjects,
+    jobs: FakeJobs,
+    index: FakeIndex,
+    queue: FakeQueue,
+    alarms: FakeAlarms,
+    catalog: FakeCatalog,
+    index_store: FakeIndexStore,
+) -> None:
+    """Never called: mypy checks that each fake implements its port (a drift fails the check)."""
+    _log: LogPort = log
+    _objects: ObjectsPort = objects
+    _jobs: JobsPort = jobs
+    _index: IndexHooks = index
+    _queue: QueuePort = queue
+    _alarms: AlarmsPort = alarms
+    _catalog: CatalogPort = catalog
+    _index_store: SearchIndexPort = index_store

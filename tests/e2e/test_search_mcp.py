@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
+import acx
 from acx.cli.main import main
 from tests.factories import memory
 
@@ -69,7 +70,8 @@ async def _mcp_session(config: Path, calls: Any) -> Any:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "acx.cli.main", "mcp", "-p", PKG],
-        env={"ACX_CONFIG": str(config)},
+        # this checkout's acx, not whichever one the interpreter has installed
+        env={"ACX_CONFIG": str(config), "PYTHONPATH": str(Path(acx.__file__).resolve().parents[1])},
     )
     with open(config.with_suffix(".mcp-stderr.log"), "w") as errlog:  # a real file: capsys has no fileno
         async with (
@@ -95,44 +97,52 @@ def test_mcp_tools_over_stdio_with_the_sdk_client(local_stack: Any, acx_config: 
         out["remember"] = await session.call_tool(
             "remember",
             {
-                "records": [
-                    _record("m-1", "Osprey deploy freeze", "Freeze osprey deploys during the audit window."),
-                    _record("m-2", "Lambda layers", "Keep the layer small: numpy only where it pays."),
+                "texts": [
+                    "Freeze osprey deploys during the audit window.",
+                    "Keep the layer small: numpy only where it pays.",
                 ]
             },
         )
-        out["secret"] = await session.call_tool(
-            "remember", {"records": [_record("m-3", "Token", f"use {SECRET} to deploy")]}
-        )
-        out["invalid"] = await session.call_tool(
-            "remember", {"records": [{**_record("m-4", "x", "y"), "portable": "yes"}]}
-        )
+        out["secret"] = await session.call_tool("remember", {"text": f"use {SECRET} to deploy"})
+        out["invalid"] = await session.call_tool("remember", {"text": "x", "impact": "great"})
         out["search"] = await session.call_tool("search", {"query": "osprey deploys", "k": 3})
         out["bad_search"] = await session.call_tool("search", {"query": "osprey", "k": 0})
-        out["recall"] = await session.call_tool("recall", {"id": "m-2"})
-        out["forget"] = await session.call_tool("forget", {"id": "m-1"})
+        ids = _payload(out["remember"])["ids"]
+        out["get"] = await session.call_tool("get", {"id": ids[1]})
+        out["forget"] = await session.call_tool("forget", {"id": ids[0]})
         out["after"] = await session.call_tool("search", {"query": "osprey deploys", "k": 3})
-        out["recall_forgotten"] = await session.call_tool("recall", {"id": "m-1"})
+        out["get_forgotten"] = await session.call_tool("get", {"id": ids[0]})
         out["verify"] = await session.call_tool("verify_log", {})
         return out
 
     out = anyio.run(_mcp_session, acx_config, calls)
-    assert out["tools"] == ["forget", "recall", "remember", "search", "verify_log"]
-    assert not out["remember"].is_error and _payload(out["remember"])["accepted"] == 2
+    assert out["tools"] == [
+        "forget",
+        "get",
+        "history",
+        "invalidate",
+        "list",
+        "remember",
+        "search",
+        "update",
+        "verify_log",
+    ]
+    assert not out["remember"].is_error and _payload(out["remember"])["stored"] == 2
+    first, second = _payload(out["remember"])["ids"]
     secret = out["secret"]
     text = json.dumps([c.model_dump() for c in secret.content])
     assert secret.is_error and "blocked" in text and SECRET not in text  # the reason, never the secret
-    assert out["invalid"].is_error and "portable" in json.dumps(
+    assert out["invalid"].is_error and "impact" in json.dumps(
         [c.model_dump() for c in out["invalid"].content]
     )
     found = _payload(out["search"])
-    assert found["results"][0]["memory"]["id"] == "m-1"
-    assert all(r["advisory"].startswith("Memory informs") for r in found["results"])
-    assert out["bad_search"].is_error and "1 to 50" in out["bad_search"].content[0].text
-    recalled = _payload(out["recall"])
-    assert recalled["memory"]["id"] == "m-2" and recalled["advisory"]
+    assert found["results"][0]["id"] == first and found["advisory"].startswith("Memory informs")
+    assert all("advisory" not in r for r in found["results"])  # the banner once per result set
+    assert out["bad_search"].is_error
+    got = _payload(out["get"])
+    assert got["memory"]["id"] == second and got["advisory"]
     assert not out["forget"].is_error
-    assert "m-1" not in [r["memory"]["id"] for r in _payload(out["after"])["results"]]
-    gone = out["recall_forgotten"]
+    assert first not in [r["id"] for r in _payload(out["after"])["results"]]
+    gone = out["get_forgotten"]
     assert gone.is_error and "404" in gone.content[0].text  # the point read: a forgotten id is not found
     assert _payload(out["verify"])["status"] == "ok"

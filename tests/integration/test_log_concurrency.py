@@ -16,6 +16,7 @@ from acx.adapters.log_store import Conflict
 from acx.config import Settings
 from acx.core.signing import LocalEd25519Signer
 from acx.usecases.verify import verify_package
+from tests.fakes import FakeJobs
 from tests.integration.conftest import (  # type: ignore[import-not-found]
     PUBLISHER,
     REF,
@@ -154,7 +155,7 @@ def test_writers_racing_for_one_empty_slot_leave_one_survivor(endpoint: str) -> 
     def worker(w: int) -> None:
         store = log_store(client(endpoint), settings, signer)
         data = ObjectStore(s3, settings.data_bucket)
-        deps = Deps(settings, store, data, data, data, None, signer)  # type: ignore[arg-type]
+        deps = Deps(settings, store, data, data, data, FakeJobs(), signer)
         body = json.dumps(
             {"schemaVersion": "acx.memory-bundle/1", "records": [{"id": f"same-{w}", **content}]}
         )

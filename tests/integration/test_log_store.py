@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from acx.core.package import PackageRef
 from acx.core.rows import FileWrite
 from acx.usecases.logview import consistency_proof, inclusion_proof
 from acx.usecases.verify import verify_package
+from tests.fakes import fake_deps
 from tests.integration.conftest import PUBLISHER, REF, row_key  # type: ignore[import-not-found]
 
 BIG = PackageRef("t1", "big")
@@ -152,15 +152,16 @@ def test_list_active_pages_filters_and_refuses_corrupt_rows(
 def test_proofs_verify_against_checkpoint(store: LogStore, make_record: Any, write_of: Any) -> None:
     for k in range(4):
         store.append(REF, "a", [write_of(make_record(10 * k + i)) for i in range(k + 1)])
-    deps = SimpleNamespace(log=store)
+    deps = fake_deps()
+    deps.log = store
     cp = verify_checkpoint(store.latest_checkpoint(REF) or "", store.verifier_key())
     leaves = [merkle.leaf_hash(bytes.fromhex(e.hash)) for e in store.entries(REF)]
     for index in range(cp.size):
-        p = inclusion_proof(deps, REF, index, cp.size)  # type: ignore[arg-type]
+        p = inclusion_proof(deps, REF, index, cp.size)
         assert merkle.verify_inclusion(p.leaf_hash, index, cp.size, p.proof, cp.root)
         assert p.leaf_hash == leaves[index]
     old = verify_checkpoint(store.checkpoints.at(REF, 3) or "", store.verifier_key())
-    c = consistency_proof(deps, REF, 3, cp.size)  # type: ignore[arg-type]
+    c = consistency_proof(deps, REF, 3, cp.size)
     assert merkle.verify_consistency(3, cp.size, old.root, cp.root, c.proof)
     assert next(iter(store.entries(REF, 4, 6))).seq == 4
 

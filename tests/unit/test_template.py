@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -291,7 +292,7 @@ def function_problems(t: dict[str, Any]) -> list[str]:
         or lp.get("ContentUri") != "layers/acx/"
         or lp.get("CompatibleRuntimes") != ["python3.12"]
         or lp.get("CompatibleArchitectures") != ["arm64"]
-        or layer.get("Metadata", {}).get("BuildMethod") != "python3.12"
+        or layer.get("Metadata", {}).get("BuildMethod") != "makefile"
     ):
         problems.append("AcxLayer is not the python3.12/arm64 layer built from layers/acx/")
     return problems
@@ -663,6 +664,7 @@ def test_layer_zip_puts_acx_under_python_and_strips_runtime_packages(tmp_path: P
         infos = zf.infolist()
     assert "python/acx/config.py" in names
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")] and not built.compiled
+    assert not [n for n in names if n.split("/")[2] in build_layer.CLIENT_ONLY], "client code in the layer"
     assert built.unzipped_bytes == sum(i.file_size for i in infos)
     assert {i.date_time for i in infos} == {(1980, 1, 1, 0, 0, 0)}  # deterministic
 
@@ -793,3 +795,67 @@ def test_tables_named_for_tests_and_benches_have_the_templates_keys(template: di
         for variable in ("LOG_LEVEL", "UPLOADS_BUCKET", "NO_SUCH_VARIABLE"):  # a parameter, a bucket, nothing
             with pytest.raises(TemplateError, match=variable):
                 create_tables_named(client, {variable: "x"}, TEMPLATE)
+
+
+def _imported_modules(path: Path) -> set[str]:
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_no_server_module_imports_what_the_layer_leaves_out() -> None:
+    """The layer drops acx.cli, acx.client and acx.local: a function that imported one would fail
+    on Lambda with ModuleNotFoundError, which no local test (where the whole package is installed)
+    would show."""
+    build_layer = _build_layer_module()
+    left_out = tuple(f"acx.{name}" for name in build_layer.CLIENT_ONLY)
+    package = ROOT / "layers" / "acx" / "acx"
+    server = [
+        p for p in package.rglob("*.py") if p.relative_to(package).parts[0] not in build_layer.CLIENT_ONLY
+    ]
+    server += list((ROOT / "functions").rglob("*.py"))
+    offenders = {
+        str(p.relative_to(ROOT)): sorted(m for m in _imported_modules(p) if m.startswith(left_out))
+        for p in server
+    }
+    # `acx.Memory` is read through acx/__init__.py's module __getattr__, which imports acx.client only
+    # when a program asks for that name: no function does, so that one import is allowed there alone.
+    init = "layers/acx/acx/__init__.py"
+    assert offenders.get(init) in ([], ["acx.client"])
+    offenders.pop(init, None)
+    assert {k: v for k, v in offenders.items() if v} == {}
+    # the control: the client side does import them, so the scan reads what it claims to
+    assert any(m.startswith("acx.cli") for m in _imported_modules(package / "cli" / "client.py"))
+
+
+def test_sam_makefile_target_fills_the_layer_with_the_server_side_only(tmp_path: Path) -> None:
+    """`sam build` runs `make build-AcxLayer` with ARTIFACTS_DIR set (BuildMethod: makefile)."""
+    artifacts = tmp_path / "artifacts"
+    result = subprocess.run(
+        [
+            "make",
+            "-s",
+            "-f",
+            str(ROOT / "layers" / "acx" / "Makefile"),
+            "build-AcxLayer",
+            f"ARTIFACTS_DIR={artifacts}",
+            "LAYER_ARGS=--no-install",
+            f"PYTHON={sys.executable}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    site = artifacts / "python"
+    assert (site / "acx" / "usecases" / "ingest.py").is_file()
+    assert (site / "acx" / "core" / "scrub" / "engine.py").is_file()
+    assert not [n for n in ("cli", "client", "local") if (site / "acx" / n).exists()]

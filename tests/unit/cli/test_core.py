@@ -49,12 +49,43 @@ def test_records_check_reports_one_verdict_per_record_in_order(tmp_path, capsys,
             "id": case["record"]["id"],
             "ok": True,
             "error": None,
+            "errors": [],
             "artifactFingerprint": case["artifactFingerprint"],
             "zone": "rom" if case["record"]["portable"] else "save",
         }
     assert verdicts[3]["ok"] is False and verdicts[3]["id"] == "bad-1"
     assert verdicts[3]["error"].startswith("$[3].portable:")
     assert verdicts[4]["id"] is None and verdicts[4]["ok"] is False
+
+
+def test_records_check_lists_every_problem_of_a_record_in_one_answer(tmp_path, capsys):
+    """The nine rounds of fixing one field at a time become one: each problem with its JSON path and
+    what is allowed (fields, values, types)."""
+    src = tmp_path / "r.json"
+    record = {"title": 1, "portable": "yes", "tags": ["a", 2], "colour": "red", "impact": "bad"}
+    src.write_text(json.dumps([record]))
+    code, out, _ = run(capsys, "records", "check", str(src))
+    (verdict,) = json.loads(out)
+    errors = verdict["errors"]
+    assert code == 2 and verdict["ok"] is False and verdict["error"] == errors[0]
+    paths = [e.split(":", 1)[0] for e in errors]
+    assert paths == [
+        "$[0].colour",
+        "$[0].id",
+        "$[0].summary",
+        "$[0].sourceType",
+        "$[0].repoId",
+        "$[0].repoLabel",
+        "$[0].projectLabel",
+        "$[0].timestamp",
+        "$[0].xpAwarded",
+        "$[0].title",
+        "$[0].impact",
+        "$[0].tags[1]",
+        "$[0].portable",
+    ]
+    assert "allowed: artifactFingerprint, codebaseFingerprint" in errors[0]
+    assert "one of positive, neutral, negative" in errors[10] and "RFC 3339" in errors[7]
 
 
 def test_records_check_all_valid_exits_0(tmp_path, capsys, load_vector):

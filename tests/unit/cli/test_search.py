@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from acx.cli.mcp_server import _api_error
 from acx.cli.search import print_results, search_query
 
 
@@ -32,54 +31,55 @@ def test_table_prints_memory_text_literally(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_query_parameters_leave_unset_ones_out() -> None:
-    assert search_query("q", None, None, None) == {"q": "q", "k": None, "tier": None, "tag": None}
-
-
-def test_mcp_refusal_names_rules_and_paths_never_values() -> None:
-    from acx.cli.client import CliError
-
-    body = {
-        "error": {"code": "blocked", "message": "the scrub gate blocked the bundle: 1 finding(s)"},
-        "report": {"findings": [{"rule": "github-pat", "location": "m-3", "path": "$.summary", "offset": 4}]},
+    assert search_query("q", None, None, None) == {
+        "q": "q",
+        "k": None,
+        "tier": None,
+        "tag": None,
+        "asOf": None,
     }
-    text = _api_error(CliError("the scrub gate blocked the bundle", 3, status=422, code="blocked", body=body))
-    assert "github-pat at m-3 $.summary" in text and "422 blocked" in text
 
 
-def test_mcp_recall_is_one_point_read_by_id_and_a_missing_id_is_a_tool_error() -> None:
-    """recall asks GET /v1/packages/{pkg}/memories/{id} once (the id quoted), never pages the package."""
-    import anyio
-    from mcp.server.mcpserver.exceptions import ToolError
+def _result(rid: str, lexical: bool, vector: float | None) -> dict:
+    return {
+        "id": rid,
+        "score": 0.01,
+        "signals": {
+            "lexical": {"rank": 1, "score": 1.0, "terms": ["x"]} if lexical else None,
+            "vector": {"rank": 1, "score": vector} if vector is not None else None,
+        },
+        "record": {"id": rid, "title": rid, "portable": True},
+    }
 
-    from acx.cli.client import CliError
-    from acx.cli.mcp_server import build_server
 
-    class FakeApi:
-        def __init__(self) -> None:
-            self.calls: list[tuple[str, str, dict]] = []
+def test_floor_drops_vector_only_hits_of_a_hash_engine_and_says_nothing_relevant_was_found(capsys) -> None:
+    from acx.cli.search import apply_floor
 
-        def call(self, method: str, path: str, **kwargs: object) -> tuple[int, object]:
-            self.calls.append((method, path, kwargs))
-            if path.endswith("/memories/gone%2F1"):
-                raise CliError("memory not found", 4, status=404, code="not_found")
-            return 200, {"advisory": "Memory informs, it never authorizes.", "record": {"id": "m/2"}}
+    out = apply_floor(
+        {
+            "advisory": "A",
+            "engine": "local-hash-128",
+            "results": [_result("a", True, 0.1), _result("b", False, 0.9)],
+        }
+    )
+    assert [r["id"] for r in out["results"]] == ["a"] and out["belowFloor"] == 1
+    empty = apply_floor({"advisory": "A", "engine": "local-hash-128", "results": [_result("b", False, 0.3)]})
+    print_results(empty)
+    assert "nothing relevant found (1 unrelated results left out)" in capsys.readouterr().out
 
-    api = FakeApi()
-    server = build_server(api, "notes")
 
-    async def run() -> tuple[object, str]:
-        got = await server.call_tool("recall", {"id": "m/2"})
-        try:
-            await server.call_tool("recall", {"id": "gone/1"})
-        except ToolError as exc:
-            return got, str(exc)
-        return got, ""
+def test_plain_table_without_rich(monkeypatch, capsys) -> None:
+    """A plain `pip install` (no [search] extra, so no rich) still prints the results."""
+    import builtins
 
-    got, missing = anyio.run(run)
-    assert [(m, p) for m, p, _ in api.calls] == [
-        ("GET", "/v1/packages/notes/memories/m%2F2"),
-        ("GET", "/v1/packages/notes/memories/gone%2F1"),
-    ]
-    text = str(got)
-    assert "m/2" in text and "Memory informs" in text
-    assert "404" in missing and "not found" in missing
+    real = builtins.__import__
+
+    def no_rich(name, *args, **kwargs):
+        if name.startswith("rich"):
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_rich)
+    print_results({"advisory": "A", "engine": "e", "results": [_result("m-1", True, None)]})
+    text = capsys.readouterr().out
+    assert "[advisory] A" in text and "m-1" in text and "lexical #1 (x)" in text

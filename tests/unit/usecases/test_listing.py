@@ -17,7 +17,7 @@ REF = PackageRef("t1", "notes")
 @pytest.fixture
 def deps():
     d = chained_deps()
-    d.catalog_reader = FakeCatalog(d.log)  # type: ignore[assignment]
+    d.catalog_reader = FakeCatalog(d.log)
     for ref, ids in (
         (REF, ["a", "b", "c"]),
         (PackageRef("t1", "more"), ["x"]),

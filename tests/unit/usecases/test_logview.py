@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import pytest
 
 from acx.core import merkle
@@ -13,28 +11,33 @@ from acx.usecases.errors import ServiceError
 from tests.fakes import fake_deps
 
 REF = PackageRef("t1", "notes")
-LEAVES = [hashlib.sha256(b"\x00" + bytes([i])).digest() for i in range(6)]
+SIZE = 6
 
 
 @pytest.fixture
 def deps():
     d = fake_deps()
-    d.log.create(REF, size=len(LEAVES))
-    d.log.receipts.leaves[REF] = LEAVES
+    d.log.create(REF, size=SIZE)
     return d
 
 
-def test_an_inclusion_proof_verifies_against_the_root_of_that_size(deps) -> None:
+@pytest.fixture
+def leaves(deps) -> list[bytes]:
+    """The RFC 9162 leaf hashes of the log's entries, computed here from the entries themselves."""
+    return [merkle.leaf_hash(bytes.fromhex(e.hash)) for e in deps.log.entries(REF)]
+
+
+def test_an_inclusion_proof_verifies_against_the_root_of_that_size(deps, leaves) -> None:
     proof = logview.inclusion_proof(deps, REF, 4, 6)
-    root = merkle.root_of_leaf_hashes(LEAVES)
-    assert proof.leaf_hash == LEAVES[4]
+    root = merkle.root_of_leaf_hashes(leaves)
+    assert proof.leaf_hash == leaves[4]
     assert merkle.verify_inclusion(proof.leaf_hash, 4, 6, proof.proof, root)
-    assert not merkle.verify_inclusion(LEAVES[3], 4, 6, proof.proof, root)
+    assert not merkle.verify_inclusion(leaves[3], 4, 6, proof.proof, root)
 
 
-def test_a_consistency_proof_links_the_two_roots(deps) -> None:
+def test_a_consistency_proof_links_the_two_roots(deps, leaves) -> None:
     proof = logview.consistency_proof(deps, REF, 2, 5)
-    old, new = (merkle.root_of_leaf_hashes(LEAVES[:n]) for n in (2, 5))
+    old, new = (merkle.root_of_leaf_hashes(leaves[:n]) for n in (2, 5))
     assert merkle.verify_consistency(2, 5, old, new, proof.proof)
     assert not merkle.verify_consistency(2, 5, new, old, proof.proof)
 

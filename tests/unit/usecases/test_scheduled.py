@@ -21,7 +21,7 @@ OTHER = PackageRef("t2", "logs")
 @pytest.fixture
 def deps(fake_search_index):
     d = chained_deps()
-    d.alarm_topic = FakeAlarms()  # type: ignore[assignment]
+    d.alarm_topic = FakeAlarms()
     for ref in (REF, OTHER):
         put(d, ref, memory("a", title=f"lesson of {ref.package}", summary="the secret plan"))
     return d

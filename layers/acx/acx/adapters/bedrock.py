@@ -25,6 +25,8 @@ class TitanEmbeddings:
     """``EmbeddingEngine`` over a ``bedrock-runtime`` client (a botocore Stubber in tests)."""
 
     lexical = False
+    # A longer text is cut by the model; the service embeds a longer query window by window.
+    max_input_chars = MAX_CHARS
 
     def __init__(self, client: Any, model_id: str = MODEL_ID, dim: int = 256) -> None:
         if dim not in DIMENSIONS:

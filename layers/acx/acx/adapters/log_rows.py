@@ -16,7 +16,7 @@ the head item by the package's first claim and never changes; a package created 
 none and reads as one shard (everything on the package key, as before). Reads by key go to the one
 shard; listings query every shard and merge by sort key, so pages and cursors are what they were.
 
-About 510 lines, one module: row, slot, file and tombstone items share one key and shard layout and
+One module: row, slot, file and tombstone items share one key and shard layout and
 one item codec, and the read and the write half of each must agree on them.
 """
 
@@ -42,7 +42,7 @@ from acx.adapters.dynamo import (
     key,
     to_item,
 )
-from acx.core import forgetting
+from acx.core import erasure, forgetting
 from acx.core import log as logcore
 from acx.core.package import PackageRef
 from acx.core.rows import (
@@ -109,10 +109,17 @@ class ShardLayout:
             n = 1  # created before sharding: every row on the package key
         else:
             return 1  # no package yet (nothing to read); its first claim fixes the count
+        self.remember(ref, n)
+        return n
+
+    def remember(self, ref: PackageRef, n: int) -> None:
+        """Keep the count of an existing package, read from its head item by another read."""
+        if not 1 <= n <= MAX_ROW_SHARDS:
+            raise CorruptStore(f"head item has rowShards {n}")
         self._cache[ref.pk] = n
+        self._cache.move_to_end(ref.pk)
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
-        return n
 
     def pks(self, ref: PackageRef) -> list[str]:
         """Every partition key holding the package's rows and slot items (shard 0 first)."""
@@ -322,12 +329,12 @@ class RowStore:
                 yield decode_row(item)
 
     def with_knowledge(self, ref: PackageRef, knowledge: str) -> list[LogRow]:
-        """Active rows whose text (or an older version folded into them) has this knowledge key.
+        """Rows not forgotten (active or ended) whose text (or an older version folded into them) has
+        this knowledge key.
 
         A filtered Query over the package's rows: O(package), run by forget only (rare)."""
-        rows = {
-            r.id: r
-            for r in self.rows(
+        return list(
+            self.rows(
                 ref,
                 FilterExpression="#st IN (:active, :ended) AND (#kk = :k OR contains(#pk2, :k))",
                 ExpressionAttributeNames={"#st": "state", "#kk": "kk", "#pk2": "pastKeys"},
@@ -337,24 +344,23 @@ class RowStore:
                     ":k": {"S": knowledge},
                 },
             )
-        }
-        # an ended version of another memory with this text: that memory is forgotten whole too
-        names = {"#kk": "kk"}
-        values = {":k": {"S": knowledge}}
+        )
+
+    def with_version_knowledge(self, ref: PackageRef, knowledge: str) -> list[LogRow]:
+        """Rows not forgotten whose ended versions have this knowledge key (a forget of that knowledge
+        erases those memories whole). A filtered Query over the package's ended versions (few)."""
+        ids: set[str] = set()
         for item in self.db.query(
             self.table,
             ref.pk,
             prefix="v#",
             FilterExpression="#kk = :k",
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues=values,
+            ExpressionAttributeNames={"#kk": "kk"},
+            ExpressionAttributeValues={":k": {"S": knowledge}},
         ):
-            rid = decode_version(item).id
-            if rid not in rows:
-                row = self.get(ref, rid)
-                if row is not None and not row.forgotten:
-                    rows[rid] = row
-        return [rows[k] for k in sorted(rows)]
+            ids.add(decode_version(item).id)
+        rows = [self.get(ref, rid) for rid in sorted(ids)]
+        return [r for r in rows if r is not None and not r.forgotten]
 
     # ------------------------------------------------------------------ ended versions
 
@@ -501,26 +507,15 @@ class RowStore:
     def tombstone_hits(
         self, ref: PackageRef, probes: Sequence[forgetting.Probe], near: forgetting.NearPolicy
     ) -> list[forgetting.Hit]:
-        """The probes a tombstone refuses (exact knowledge key, id, or near copy). Point reads only:
-        the cost does not grow with the number of tombstones."""
+        """The probes a tombstone refuses (the rule: :func:`acx.core.erasure.blocked`). Point reads of
+        the keys :func:`acx.core.erasure.tombstone_keys` names: the cost does not grow with the number
+        of tombstones."""
         if not probes:
             return []
-        sks = [f"t#k#{p.knowledge}" for p in probes] + [f"t#i#{p.id_key}" for p in probes]
-        bands = {bk for p in probes for bk in p.bands}
-        if near.enabled:
-            sks += [f"t#n#{bk}" for bk in bands]
-        got = self.db.batch_get(self.table, ref.pk, sks)
-        hits: dict[int, forgetting.Hit] = {}
-        for p in probes:
-            for rule, sk in (("exact", f"t#k#{p.knowledge}"), ("id", f"t#i#{p.id_key}")):
-                if sk in got and p.index not in hits:
-                    hits[p.index] = forgetting.Hit(p.index, p.record_id, rule, int(got[sk].get("seq", -1)))
-        if near.enabled:
-            candidates = {sk[4:]: self._band(it) for sk, it in got.items() if sk.startswith("t#n#")}
-            rest = [p for p in probes if p.index not in hits]
-            for h in forgetting.near_hits(candidates, rest, near.threshold):
-                hits[h.index] = h
-        return [hits[i] for i in sorted(hits)]
+        got = self.db.batch_get(self.table, ref.pk, ["t#" + k for k in erasure.tombstone_keys(probes, near)])
+        found = {sk[2:]: int(it.get("seq", -1)) for sk, it in got.items() if not sk.startswith("t#n#")}
+        bands = {sk[4:]: self._band(it) for sk, it in got.items() if sk.startswith("t#n#")}
+        return erasure.blocked(probes, found, bands, near)
 
     def file_forgotten(self, ref: PackageRef, file_keys: Iterable[str]) -> dict[str, int]:
         """file key -> forget seq for the file keys a tombstone refuses."""

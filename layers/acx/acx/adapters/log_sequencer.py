@@ -43,6 +43,8 @@ class HeadState:
     #: first claim ran this code and that has had no forget since, None when unknown (a head claimed
     #: before the flag existed). Tombstones are only written after a forget's claim, under its lease.
     forgotten: bool | None = False
+    #: Partition keys of the package's rows (``rowShards``; 1 for a package created before sharding).
+    row_shards: int = 1
 
     @property
     def may_have_tombstones(self) -> bool:
@@ -98,7 +100,8 @@ class Sequencer:
             rng = merkle.CompactRange.from_hex(size, item["range"])
             forgotten = item.get(self.FORGOTTEN)
             known = None if forgotten is None else bool(forgotten)
-            return HeadState(LogHead(size, item["chainHead"], rng), owner, until, admin, True, known)
+            shards = int(item.get("rowShards", 1))
+            return HeadState(LogHead(size, item["chainHead"], rng), owner, until, admin, True, known, shards)
         except (KeyError, ValueError, TypeError) as exc:
             raise CorruptStore(f"head item does not decode: {exc}") from None
 

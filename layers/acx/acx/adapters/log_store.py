@@ -6,15 +6,17 @@ Each operation prepares what it writes (entry specs and row requests, read under
 it merged from, the tombstones that refuse it, the rows a forget erases) and hands it to the one
 serialized commit, :class:`acx.adapters.log_commit.Committer` (lease, claim + receipt + checkpoint in
 one transaction, rows, release). Reads that do not write (lookup, listing, files, proofs) live in the
-row, receipt and checkpoint stores (``rows``, ``receipts``, ``checkpoints``, ``sequencer``). About
-540 lines, kept as one module: the operations share the commit and the result types.
+row, receipt and checkpoint stores (``rows``, ``receipts``, ``checkpoints``, ``sequencer``); this
+class passes them on as the use cases' one log interface (:class:`acx.usecases.ports.LogPort`), so no
+use case reaches into those stores. Which rows a forget erases and what a tombstone refuses are
+decided by :mod:`acx.core.erasure` (and what a version may do by :mod:`acx.core.versions`); this
+module and the row store carry the decisions out. Kept as one module: the operations share the commit.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from acx.adapters.dynamo import BARRIER, Contention, CorruptStore, Dynamo, LogStoreError, RowsIncomplete
@@ -23,16 +25,21 @@ from acx.adapters.log_receipts import CheckpointStore, ReceiptStore
 from acx.adapters.log_rows import DEFAULT_ROW_SHARDS, Request, RowStore, ShardLayout, prepare
 from acx.adapters.log_sequencer import HeadState, LeaseExpired, PackageLocked, Sequencer
 from acx.config import Settings
+from acx.core import erasure, forgetting
 from acx.core import log as logcore
 from acx.core.append import AppendPlan, EntrySpec, LogHead
 from acx.core.checkpoint import Checkpoint
 from acx.core.package import PackageRef
 from acx.core.rows import (
+    AppendResult,
     Conflict,
     FileRow,
     FileWrite,
+    ForgetResult,
     Forgotten,
+    ListedRecord,
     LogRow,
+    Lookup,
     NotFound,
     RecordWrite,
     Tombstones,
@@ -56,28 +63,6 @@ __all__ = [
     "RowsIncomplete",
     "StoreRefused",
 ]
-
-
-@dataclass(frozen=True)
-class AppendResult:
-    from_seq: int
-    to_seq: int
-    size: int
-    checkpoint: str
-
-
-@dataclass(frozen=True)
-class ForgetResult:
-    record_id: str
-    content_hash: str
-    seq: int
-    checkpoint: str
-    covers: dict[str, Any]
-    slot: str | None = None
-    also: list[str] = field(default_factory=list)  # other rows of the same knowledge, erased too
-    to_seq: int | None = None
-    repeated: bool = False  # already forgotten: the first forget's entry, no new one
-    knowledge: list[str] = field(default_factory=list)  # knowledge keys now refused
 
 
 Guard = Callable[[], None]  # runs under the lease before the claim; raises to refuse (e.g. Forgotten)
@@ -163,13 +148,66 @@ class LogStore:
     # ------------------------------------------------------------------ reads the use cases share
 
     def head(self, ref: PackageRef) -> HeadState:
-        return self.sequencer.read(ref)
+        """One consistent read of the head item; it also fixes the package's row shard count for the
+        row reads that follow (the same item the layout would read)."""
+        state = self.sequencer.read(ref)
+        if state.exists:
+            self.rows.layout.remember(ref, state.row_shards)
+        return state
 
     def package_exists(self, ref: PackageRef) -> bool:
         return self.sequencer.exists(ref)
 
+    def admin_lock(self, ref: PackageRef) -> dict[str, Any] | None:
+        return self.sequencer.admin_lock(ref)
+
     def latest_checkpoint(self, ref: PackageRef) -> str | None:
         return self.checkpoints.latest(ref)
+
+    def checkpoint_at(self, ref: PackageRef, size: int) -> str | None:
+        return self.checkpoints.at(ref, size)
+
+    def leaf_hashes(self, ref: PackageRef, size: int) -> list[bytes]:
+        return self.receipts.leaf_hashes(ref, size)
+
+    def record(self, ref: PackageRef, record_id: str) -> LogRow | None:
+        return self.rows.get(ref, record_id)
+
+    def lookup(self, ref: PackageRef, ids: set[str], slots: set[str]) -> Lookup:
+        return self.rows.lookup(ref, ids, slots)
+
+    def list_active(
+        self,
+        ref: PackageRef,
+        zone: str | None = None,
+        tag: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[ListedRecord], str | None]:
+        return self.rows.list_active(ref, zone, tag, limit, cursor)
+
+    def cursor_after(self, row: LogRow | ListedRecord) -> str:
+        return self.rows.cursor_after(row)
+
+    def active_records(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        return self.rows.active_records(ref, ids)
+
+    def active_ids(self, ref: PackageRef, ids: Iterable[str]) -> set[str]:
+        return self.rows.active_ids(ref, ids)
+
+    def active_rows(self, ref: PackageRef) -> Iterator[LogRow]:
+        return self.rows.iter_active(ref)
+
+    def read_files(self, ref: PackageRef) -> list[tuple[str, str]]:
+        return self.rows.read_files(ref)
+
+    def tombstone_hits(
+        self, ref: PackageRef, probes: Sequence[forgetting.Probe], near: forgetting.NearPolicy
+    ) -> list[forgetting.Hit]:
+        return self.rows.tombstone_hits(ref, probes, near)
+
+    def file_forgotten(self, ref: PackageRef, file_keys: Iterable[str]) -> dict[str, int]:
+        return self.rows.file_forgotten(ref, file_keys)
 
     # the verifier's Store (acx.usecases.verify.Store)
 
@@ -282,12 +320,7 @@ class LogStore:
         if content_hash is None:
             raise ValueError("forget needs a record id or a content hash")
         # No index by content hash: a filtered Query over this package's rows (forget is rare).
-        found = None  # a tombstoned row keeps the content hash (its forget entry carries it)
-        for row in self.rows.rows(ref):
-            if row.content_hash == content_hash:
-                if row.active:
-                    return row
-                found = found or row
+        found = erasure.target_by_content_hash(self.rows.rows(ref), content_hash)
         if found is None:
             raise NotFound("no record with that content hash")
         return found
@@ -300,18 +333,19 @@ class LogStore:
         content_hash: str | None = None,
         tombstones: Callable[[LogRow], Tombstones] | None = None,
     ) -> ForgetResult:
-        """Receipt ``forget`` entries covering the record's entry (and every other active row with the
-        same knowledge key, both tiers), then erase their plaintext and file the tombstones, all in
-        one serialized commit. Forgetting a forgotten record answers the first forget (``repeated``)."""
+        """Receipt ``forget`` entries covering the rows :func:`acx.core.erasure.erased_rows` names (the
+        record's, and every other active row with the same knowledge key, both tiers), then erase their
+        plaintext and file the tombstones, all in one serialized commit. Forgetting a forgotten record
+        answers the first forget (``repeated``)."""
         found: dict[str, Any] = {}
 
         def prepare_(head: HeadState) -> Prepared:
             target = self._find(ref, record_id, content_hash)
             found.clear()
             found["target"] = target
-            victims = [] if target.forgotten else [target]
-            if target.knowledge:
-                victims += [r for r in self.rows.with_knowledge(ref, target.knowledge) if r.id != target.id]
+            same = self.rows.with_knowledge(ref, target.knowledge) if target.knowledge else []
+            held = self.rows.with_version_knowledge(ref, target.knowledge) if target.knowledge else []
+            victims = erasure.erased_rows(target, [*same, *held], {r.id for r in held})
             if not victims:
                 raise _Repeat()  # (a first forget cut short left other rows of its knowledge: erased now)
             found["victims"] = victims
@@ -370,7 +404,7 @@ class LogStore:
         first, last = row.forget_op or (row.seq, row.seq)
         cp = self.checkpoints.at(ref, last + 1) or ""
         covers = {"seq": entry.covers.seq, "hash": entry.covers.hash}
-        keys = [k for k in [row.knowledge, *row.past_keys] if k]
+        keys = erasure.refused_keys(row)
         return ForgetResult(row.id, row.content_hash, first, cp, covers, row.slot, [], last, True, keys)
 
     def forget_file(
@@ -508,9 +542,6 @@ class LogStore:
     # write, and its seq claim sets the state in the same transaction; every other claim is conditional
     # on "not locked", so no write can take a seq after a lock entry. The entries have no row key, so
     # the verifier neither expects a row for them nor reports them as orphans.
-
-    def admin_lock(self, ref: PackageRef) -> dict[str, Any] | None:
-        return self.sequencer.admin_lock(ref)
 
     def set_admin_lock(self, ref: PackageRef, actor: str, locked: bool, content_hash: str) -> AppendResult:
         """Receipt one ``lock``/``unlock`` entry (hashes only); its seq claim moves the head's lock state."""

@@ -57,7 +57,7 @@ def cmd_packages(args: argparse.Namespace) -> int:
 def cmd_memory(args: argparse.Namespace) -> int:
     """One memory by id, under the advisory banner."""
     api = api_from(args)
-    _, out = api.call("GET", pkg_path(args.package, "memories", args.id))
+    _, out = api.call("GET", pkg_path(args.package, "memories", args.id), query={"asOf": args.as_of})
     if args.json:
         emit_json(out)
         return EXIT_OK
@@ -191,8 +191,9 @@ def register(subparsers: Any) -> None:
     _common(p, package=False)
     p.set_defaults(func=_run(cmd_packages))
 
-    p = subparsers.add_parser("memory", help="show one memory by id")
+    p = subparsers.add_parser("memory", aliases=["get"], help="show one memory by id")
     p.add_argument("id")
+    p.add_argument("--as-of", metavar="TIME", help="as it stood at TIME (RFC 3339)")
     _common(p)
     p.set_defaults(func=_run(cmd_memory))
 

@@ -1,4 +1,6 @@
-"""`acx recall` and `acx forget`: a package's memories, read under the advisory banner, and forgotten."""
+"""A package's memories: `acx remember` (plain words), `acx recall` (alias `list`), `acx update`,
+`acx history`, `acx invalidate` and `acx forget`. Writes in plain words go through :class:`acx.Memory`
+(records built by :mod:`acx.client.records`), the same path as the MCP server and Python programs."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
     api = api_from(args)
     limit = args.limit or (RECALL_MAX_LIMIT if args.all or args.output else None)
-    query: dict[str, Any] = {"tier": args.tier, "tag": args.tag, "limit": limit}
+    query: dict[str, Any] = {"tier": args.tier, "tag": args.tag, "limit": limit, "asOf": args.as_of}
     records: list[Any] = []
     first: dict[str, Any] | None = None
     cursor = args.cursor
@@ -158,9 +160,189 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _memory(args: argparse.Namespace) -> Any:
+    from acx.client.memory import Memory
+
+    return Memory(args.package, timeout=args.http_timeout)
+
+
+def _texts(args: argparse.Namespace) -> list[str]:
+    """The texts given as arguments, or stdin's whole text as one memory (``-`` or no argument).
+    ``--repo "the text"`` is read as ``--repo`` (this checkout) then the text: an origin URL or a
+    directory has no spaces."""
+    if args.repo and any(c.isspace() for c in args.repo):
+        args.text.insert(0, args.repo)
+        args.repo = "."
+    texts = [t for t in args.text if t != "-"]
+    if "-" in args.text or not texts:
+        if not args.text and sys.stdin.isatty():
+            raise CliError('say what to remember: acx remember "text" (or pipe it on stdin)')
+        texts.append(sys.stdin.read())
+    return texts
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    """Remember one lesson per argument (or stdin's text) in plain words: one bundle, one call."""
+    from acx.client.records import RecordInputError
+
+    try:
+        out = _memory(args).remember(
+            _texts(args),
+            title=args.title,
+            tags=args.tag,
+            impact=args.impact,
+            repo=args.repo,
+            on_forgotten=args.on_forgotten,
+        )
+    except RecordInputError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        emit_json(
+            {
+                "ids": out.ids,
+                "accepted": out.accepted,
+                "merged": out.merged,
+                "unchanged": out.unchanged,
+                "skipped": out.skipped,
+                "log": out.log,
+            }
+        )
+    else:
+        for rid in out.ids:
+            say(f"remembered {rid}")
+        if out.skipped:
+            say(f"skipped (forgotten before): {', '.join(str(s.get('id')) for s in out.skipped)}")
+    return EXIT_OK
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    """Write a new version of a memory with new text; the old version stays in its history."""
+    from acx.client.records import RecordInputError
+
+    text = args.text if args.text != "-" else sys.stdin.read()
+    try:
+        out = _memory(args).update(
+            args.id, text, title=args.title, tags=args.tag, impact=args.impact, valid_from=args.valid_from
+        )
+    except RecordInputError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        emit_json({"id": out.id, "seq": out.seq, "supersedes": out.supersedes, "validFrom": out.valid_from})
+    else:
+        old = out.supersedes or {}
+        say(
+            f"updated {out.id}: version seq {out.seq} supersedes seq {old.get('seq')}, "
+            f"valid from {out.valid_from}"
+        )
+    return EXIT_OK
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    """Every version of a memory, oldest first, with valid time and record time."""
+    from acx.cli.tables import table
+
+    hist = _memory(args).history(args.id)
+    if args.json:
+        emit_json(
+            {
+                "id": hist.id,
+                "versions": [
+                    {
+                        "seq": v.seq,
+                        "operation": v.operation,
+                        "record": v.record,
+                        "validFrom": v.valid_from,
+                        "validUntil": v.valid_until,
+                        "recordedAt": v.recorded_at,
+                        "actor": v.actor,
+                    }
+                    for v in hist.versions
+                ],
+            }
+        )
+        return EXIT_OK
+    rows = [
+        [
+            v.seq,
+            v.operation,
+            v.valid_from or "",
+            v.valid_until or "(valid)",
+            v.recorded_at or "",
+            v.actor or "",
+            "(forgotten)" if v.record is None else str(v.record.get("summary") or "")[:60],
+        ]
+        for v in hist.versions
+    ]
+    table(["seq", "operation", "valid from", "valid until", "recorded", "actor", "summary"], rows)
+    return EXIT_OK
+
+
+def cmd_invalidate(args: argparse.Namespace) -> int:
+    """End a memory's valid time now (it no longer holds); it stays in the history, unlike forget."""
+    out = _memory(args).invalidate(args.id, args.reason)
+    if args.json:
+        emit_json(out)
+    else:
+        say(
+            f"invalidated {args.id}"
+            + (f" (valid until {out['validUntil']})" if out.get("validUntil") else "")
+        )
+    return EXIT_OK
+
+
+def _as_of(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--as-of", metavar="TIME", help="as the memories stood at TIME (RFC 3339)")
+
+
 def register(subparsers: Any) -> None:
     """Add the memory commands to the ``acx`` parser."""
-    p = subparsers.add_parser("recall", help="list memories (under the advisory banner)")
+    p = subparsers.add_parser(
+        "remember", help='remember a lesson in plain words: acx remember "text" (or stdin)'
+    )
+    p.add_argument("text", nargs="*", help="one memory per argument; '-' or none: read stdin")
+    p.add_argument("--title", help="title (one memory); default: the first sentence")
+    p.add_argument("--tag", action="append", help="a tag (repeat for more)")
+    p.add_argument("--impact", choices=("positive", "neutral", "negative"), default="neutral")
+    p.add_argument(
+        "--repo",
+        nargs="?",
+        const=".",
+        metavar="URL|DIR",
+        help="bind to a repository: this checkout's git origin, or the one given; only a salted "
+        "fingerprint is sent",
+    )
+    p.add_argument(
+        "--on-forgotten",
+        choices=("refuse", "skip"),
+        default="refuse",
+        help="a lesson forgotten before: refuse all (default) or store the rest",
+    )
+    _common(p)
+    p.set_defaults(func=_run(cmd_remember))
+
+    p = subparsers.add_parser("update", help="correct a memory: a new version, the old one kept in history")
+    p.add_argument("id")
+    p.add_argument("text", help="what holds now ('-': stdin)")
+    p.add_argument("--title", help="new title (default: kept, or derived when it was)")
+    p.add_argument("--tag", action="append", help="replace the tags (repeat for more)")
+    p.add_argument("--impact", choices=("positive", "neutral", "negative"))
+    p.add_argument("--valid-from", metavar="TIME", help="RFC 3339 time the correction holds from")
+    _common(p)
+    p.set_defaults(func=_run(cmd_update))
+
+    p = subparsers.add_parser("history", help="every version of a memory, with valid and record time")
+    p.add_argument("id")
+    _common(p)
+    p.set_defaults(func=_run(cmd_history))
+
+    p = subparsers.add_parser("invalidate", help="mark a memory as no longer valid (kept in history)")
+    p.add_argument("id")
+    p.add_argument("--reason", required=True, help="why it no longer holds (1-256 characters)")
+    _common(p)
+    p.set_defaults(func=_run(cmd_invalidate))
+
+    p = subparsers.add_parser("recall", aliases=["list"], help="list memories (under the advisory banner)")
+    _as_of(p)
     p.add_argument("--tier", choices=("rom", "save"))
     p.add_argument("--tag")
     p.add_argument("--limit", type=int, help=f"records per page (1-{RECALL_MAX_LIMIT})")

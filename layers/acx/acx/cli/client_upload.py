@@ -77,9 +77,11 @@ def put_presigned(
         )
 
 
-def bundle_input(source: Path) -> tuple[Path, int, str, list[Any] | None]:
+def bundle_input(source: Path, salt_file: str | None = None) -> tuple[Path, int, str, list[Any] | None]:
     """(bundle file, size, what was done, records) for a package directory, a bundle or a records
-    array: the one place the CLI turns what a user has into the upload format (docs/FORMATS.md)."""
+    array: the one place the CLI turns what a user has into the upload format (docs/FORMATS.md).
+    A directory's field-learned records are fingerprinted with ``salt_file`` (default: the
+    installation salt of ``acx init``, when it exists)."""
     import tempfile
 
     from acx.core.bundle import SCHEMA_VERSION, BundleError, parse_bundle
@@ -89,9 +91,9 @@ def bundle_input(source: Path) -> tuple[Path, int, str, list[Any] | None]:
     if source.is_dir():
         from acx.cli.offline_core import default_salt_path, read_salt
 
-        salt_path = default_salt_path()
+        salt_path = Path(salt_file) if salt_file else default_salt_path()
         try:
-            salt = read_salt(salt_path) if salt_path.is_file() else None
+            salt = read_salt(salt_path) if salt_file or salt_path.is_file() else None
             bundle = parse_bundle(pack_directory(source, salt))
         except BundleError as exc:
             raise CliError(f"{source}: {exc.path}: {exc.message}") from None
@@ -149,7 +151,7 @@ def _name_record(exc: CliError, records: list[Any] | None) -> CliError:
 def cmd_upload(args: argparse.Namespace) -> int:
     """Upload a bundle, a records array or a package directory: inline up to 5 MiB, presigned above;
     then (by default) wait for ingest."""
-    path, size, what, records = bundle_input(Path(args.bundle))
+    path, size, what, records = bundle_input(Path(args.bundle), args.salt_file)
     temporary = path != Path(args.bundle)
     try:
         if not args.json:
@@ -251,6 +253,11 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--no-wait", dest="wait", action="store_false")
     p.add_argument("--idempotency-key", help="retries with the same key write nothing twice")
+    p.add_argument(
+        "--salt-file",
+        help="installation salt for a directory's field-learned records (default $ACX_SALT_FILE or "
+        "~/.config/acx/salt, where `acx init` writes it)",
+    )
     p.add_argument("--presigned", action="store_true", help="use the presigned path even when small")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for ingest")

@@ -120,22 +120,24 @@ def cmd_canon(args: argparse.Namespace) -> int:
 
 
 def check_records(records: list[Any]) -> list[dict[str, Any]]:
-    """One verdict per record, in input order."""
+    """One verdict per record, in input order; ``errors`` lists every problem of the record (path:
+    what is allowed), ``error`` the first of them."""
     from acx.core.fingerprint import artifact_fingerprint
-    from acx.core.records import RecordError, validate_record, zone_of
+    from acx.core.records import record_problems, zone_of
 
     verdicts = []
     for index, record in enumerate(records):
-        try:
-            validate_record(record, f"$[{index}]")
-        except RecordError as exc:
+        problems = record_problems(record, f"$[{index}]")
+        if problems:
             rid = record.get("id") if isinstance(record, dict) else None
-            ok_id = isinstance(rid, str) and exc.path != f"$[{index}].id"
+            ok_id = isinstance(rid, str) and not any(p.path == f"$[{index}].id" for p in problems)
+            errors = [f"{p.path}: {p.message}" for p in problems]
             verdicts.append(
                 {
                     "id": rid if ok_id else None,
                     "ok": False,
-                    "error": f"{exc.path}: {exc.message}",
+                    "error": errors[0],
+                    "errors": errors,
                     "artifactFingerprint": None,
                     "zone": None,
                 }
@@ -146,6 +148,7 @@ def check_records(records: list[Any]) -> list[dict[str, Any]]:
                 "id": record["id"],
                 "ok": True,
                 "error": None,
+                "errors": [],
                 "artifactFingerprint": artifact_fingerprint(record),
                 "zone": zone_of(record),
             }

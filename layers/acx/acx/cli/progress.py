@@ -22,6 +22,13 @@ def wanted(args: Any) -> bool:
     return bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
+def has_rich() -> bool:
+    """Whether rich (the ``[search]`` extra) is installed; without it output is plain text."""
+    import importlib.util
+
+    return importlib.util.find_spec("rich") is not None
+
+
 class Bar:
     """``advance(n)`` / ``update(completed=, total=, description=)``; a no-op when not shown."""
 
@@ -40,8 +47,8 @@ class Bar:
 @contextmanager
 def bar(description: str, total: float | None, show: bool, *, unit: str = "") -> Iterator[Bar]:
     """A progress bar (``total`` known) or a spinner with elapsed time (``total`` None)."""
-    if not show:
-        yield Bar()
+    if not show or not has_rich():
+        yield Bar()  # without rich (the [search] extra) the command runs the same, with no bar
         return
     from rich.console import Console
     from rich.progress import (

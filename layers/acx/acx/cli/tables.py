@@ -1,4 +1,5 @@
-"""Tables for people (rich, already a dependency): one ``table(headers, rows)`` for every list."""
+"""Tables for people: one ``table(headers, rows)`` for every list; rich draws them when installed (the
+``[search]`` extra), plain aligned text otherwise."""
 
 from __future__ import annotations
 
@@ -25,8 +26,12 @@ def cell(value: Any) -> str:
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Print ``rows`` under ``headers`` on stdout (plain aligned text when stdout is not a terminal)."""
-    from rich.console import Console
-    from rich.table import Table
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        plain_table(headers, rows)
+        return
 
     console = Console(
         soft_wrap=False,
@@ -39,3 +44,11 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     for row in rows:
         t.add_row(*(cell(v) for v in row))
     console.print(t)
+
+
+def plain_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Columns aligned with spaces, no colours: the table without rich."""
+    cells = [list(map(str, headers))] + [[cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    for r in cells:
+        sys.stdout.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n")

@@ -14,6 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from acx import contract as c
 
+# Longest query accepted, in characters (``$.q``): an agent asks in its own words, a paragraph or a
+# pasted error included; the engine's own input limit is handled by the service (``core.search``).
+MAX_QUERY_CHARS = 4096
+
 
 class Signal(BaseModel):
     model_config = ConfigDict(defer_build=True)
@@ -45,3 +49,9 @@ class SearchResponse(BaseModel):
     engine: str
     k: int
     results: list[SearchResult]
+    reason: str | None = Field(
+        default=None,
+        description="why results is empty, None when it is not: no_match (no memory holds a query "
+        "term or is close enough in meaning: nothing relevant) or no_memories (no memory passes "
+        "the filters)",
+    )

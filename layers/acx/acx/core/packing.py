@@ -36,7 +36,8 @@ def _with_tier(record: Any, index: int, salt: bytes | None) -> Any:
     if salt is None:
         raise BundleError(
             "salt_required",
-            "field-learned record (repoId set) needs the installation salt: pass --salt-file",
+            "field-learned record (repoId set) needs the installation salt: run `acx init` once, "
+            "or pass --salt-file FILE (acx bundle and acx upload take it)",
             f"$.records[{index}]",
         )
     out["portable"] = False

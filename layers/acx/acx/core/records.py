@@ -226,6 +226,106 @@ def _check_optional(obj: dict[str, Any], path: str, names: tuple[str, ...]) -> N
             raise _fail(path, name, message)
 
 
+def record_problems(obj: Any, path: str = "$") -> list[RecordError]:
+    """Every problem of one record, each with its JSON path and what is allowed, in field order.
+
+    :func:`validate_record` stops at the first problem (the merge and ingest need only a verdict);
+    this is for people fixing a record (``acx records check``): one answer lists everything. A record
+    is valid exactly when this returns nothing (a test holds the two to the same decision)."""
+    if type(obj) is not dict:
+        return [RecordError("a memory record must be a JSON object", path)]
+    problems: list[RecordError] = []
+    for key in obj:
+        if type(key) is not str or key not in ALL_FIELDS:
+            name = key[:64] if type(key) is str else ""
+            problems.append(_fail(path, name, f"unknown field (allowed: {', '.join(sorted(ALL_FIELDS))})"))
+    for name in REQUIRED_FIELDS:
+        if name not in obj:
+            message = MSG_PORTABLE_MISSING if name == "portable" else f"is required: {_EXPECTED[name]}"
+            problems.append(_fail(path, name, message))
+    for name in REQUIRED_FIELDS + OPTIONAL_FIELDS:
+        if name in obj:
+            problems.extend(_value_problems(obj[name], name, path))
+    portable, cbf, repo = obj.get("portable"), obj.get("codebaseFingerprint"), obj.get("repoId")
+    if portable is True:
+        if cbf is not None:
+            problems.append(_fail(path, "codebaseFingerprint", MSG_TRUE_NEEDS_NULL_CBF))
+        if repo is not None:
+            problems.append(_fail(path, "repoId", MSG_TRUE_NEEDS_NULL_REPO))
+    elif portable is False and cbf is None:
+        problems.append(_fail(path, "codebaseFingerprint", MSG_FALSE_NEEDS_CBF))
+    zone = obj.get("zone")
+    if type(portable) is bool and zone in ZONES and zone != zone_for(portable):
+        problems.append(
+            _fail(path, "zone", "must match the tier (rom for portable=true, save for portable=false)")
+        )
+    if not problems:
+        try:
+            validate_record(obj, path)  # the one decision; a problem it finds that the above missed
+        except RecordError as exc:
+            problems.append(exc)
+    return problems
+
+
+# What each required field holds, for "is required" and type messages.
+_EXPECTED = {
+    "id": f"1-{ID_MAX_LENGTH} characters of [A-Za-z0-9._:-]",
+    "title": "a string",
+    "summary": "a string",
+    "sourceType": "a string",
+    "repoId": "a string or null (null when portable=true)",
+    "repoLabel": "a string",
+    "projectLabel": "a string",
+    "timestamp": "an RFC 3339 date-time string such as 2026-01-02T03:04:05Z",
+    "impact": "one of positive, neutral, negative",
+    "xpAwarded": f"a finite number >= 0 (integers up to {MAX_SAFE_INTEGER})",
+    "tags": "an array of strings",
+    "portable": "true (transferable) or false (field-learned, with a codebaseFingerprint)",
+}
+
+
+def _value_problems(value: Any, name: str, path: str) -> list[RecordError]:
+    """The problems of one field's value alone (the rules between fields are checked apart)."""
+    kind = type(value)
+    if name == "id":
+        ok = kind is str and _ID_RE.fullmatch(value) is not None
+    elif name in ("title", "summary", "sourceType", "repoLabel", "projectLabel"):
+        ok = kind is str
+    elif name == "repoId":
+        ok = value is None or kind is str
+    elif name == "timestamp":
+        ok = kind is str and is_rfc3339(value)
+    elif name == "impact":
+        ok = kind is str and value in IMPACTS
+    elif name == "xpAwarded":
+        ok = _is_number(value)
+    elif name == "portable":
+        ok = kind is bool
+    elif name == "tags":
+        if kind is not list:
+            return [_fail(path, name, f"must be {_EXPECTED[name]}")]
+        return [
+            RecordError("must be a string", f"{_field_path(path, 'tags')}[{i}]")
+            for i, tag in enumerate(value)
+            if type(tag) is not str
+        ]
+    elif name == "codebaseFingerprint":
+        if value is None or (kind is str and _CBF_RE.fullmatch(value) is not None):
+            return []
+        return [_fail(path, name, f"must match {CODEBASE_FINGERPRINT_PATTERN} or be null")]
+    else:
+        try:
+            _check_optional({name: value}, path, (name,))
+        except RecordError as exc:
+            return [exc]
+        return []
+    if ok:
+        return []
+    if name == "portable":
+        return [_fail(path, name, MSG_PORTABLE_NOT_BOOL)]
+    return [_fail(path, name, f"must be {_EXPECTED[name]}")]
+
+
 def zone_for(portable: object) -> Literal["rom", "save"]:
     """THE zone rule: ROM for the transferable tier (``portable`` is exactly True), SAVE otherwise."""
     return "rom" if portable is True else "save"
@@ -335,7 +435,7 @@ def __getattr__(name: str) -> Any:
 
 def model_accepts(obj: Any) -> bool:  # imports pydantic inside, as _build_model
     """Decision of the declarative model alone: the oracle validate_record is property-tested against
-    (tests/unit/core/test_records_guards.py); kept here beside the model it asks. Slower than validate_record."""
+    (tests/unit/core/test_records.py); kept here beside the model it asks. Slower than validate_record."""
     from pydantic import ValidationError
 
     try:

@@ -240,3 +240,29 @@ class ConsistencyProof:
 
     def to_dict(self) -> dict[str, Any]:
         return {"from": self.first, "to": self.second, "proof": [p.hex() for p in self.proof]}
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """What a write operation (append, lock) committed: its seqs and the signed checkpoint after it."""
+
+    from_seq: int
+    to_seq: int
+    size: int
+    checkpoint: str
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    """What a forget committed, or (``repeated``) the first forget's entry when it was already done."""
+
+    record_id: str
+    content_hash: str
+    seq: int
+    checkpoint: str
+    covers: dict[str, Any]
+    slot: str | None = None
+    also: list[str] = field(default_factory=list)  # other rows of the same knowledge, erased too
+    to_seq: int | None = None
+    repeated: bool = False  # already forgotten: the first forget's entry, no new one
+    knowledge: list[str] = field(default_factory=list)  # knowledge keys now refused

@@ -41,10 +41,11 @@ def request_export(
 ) -> tuple[int, dict[str, Any]]:
     """Start an export; returns (status code, body)."""
     ref = PackageRef(tenant, package)
-    if not deps.log.package_exists(ref):
+    head = deps.log.head(ref)  # one read: existence, operator lock and size
+    if not head.size:
         raise not_found()
-    require_unlocked(deps, tenant, package)
-    size = deps.log.head(ref).size
+    require_unlocked(deps, tenant, package, head=head)
+    size = head.size
     queue = deps.export_queue() if force_async or size > SYNC_EXPORT_MAX_RECORDS else None
     if queue is not None and not queue.configured:  # refused before the job: no pending job no one runs
         raise ServiceError(
@@ -95,7 +96,7 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
             result = build_cartridge(
                 path,
                 records,
-                [(cartridge_path(p), c.encode("utf-8")) for p, c in deps.log.rows.read_files(ref)],
+                [(cartridge_path(p), c.encode("utf-8")) for p, c in deps.log.read_files(ref)],
                 signer=deps.signer,
                 publisher_id=deps.settings.publisher_id,
                 include_field_learned=bool(job.get("includeFieldLearned")),
@@ -150,7 +151,7 @@ def cartridge_path(package_path: str) -> str:
 
 def _repo_identifiers(deps: Deps, ref: PackageRef) -> tuple[str, ...]:
     """The package's repo ids (of field-learned records): forbidden literals at the export boundary."""
-    repos = {(row.record or {}).get("repoId") for row in deps.log.rows.iter_active(ref)}
+    repos = {(row.record or {}).get("repoId") for row in deps.log.active_rows(ref)}
     return tuple(sorted(r for r in repos if isinstance(r, str) and len(r) >= 3))
 
 
@@ -166,7 +167,7 @@ def _rows_with_proofs(
     entry_of: dict[str, tuple[int, str]] = {}
 
     def records() -> Iterator[dict[str, Any]]:
-        for row in deps.log.rows.iter_active(ref):
+        for row in deps.log.active_rows(ref):
             entry_of[row.id] = (row.seq, row.entry_hash)
             assert row.record is not None
             yield row.record
@@ -181,7 +182,7 @@ def _rows_with_proofs(
         if seq >= size:
             return None  # written after the checkpoint was read: no proof against it
         if not tree:
-            tree.append(merkle.from_leaves(deps.log.receipts.leaf_hashes(ref, size)))
+            tree.append(merkle.from_leaves(deps.log.leaf_hashes(ref, size)))
         path = merkle.inclusion_proof(seq, size, tree[0])
         return EntryProof(seq, size, [p.hex() for p in path], entry_hash)
 

@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, TypeVar, cast
 
 from acx.adapters.alarms import AlarmTopic
 from acx.adapters.aws import client
@@ -20,52 +20,49 @@ from acx.adapters.queues import MessageQueue
 from acx.config import Settings, settings
 from acx.core.checkpoint import NoteSigner
 from acx.core.forgetting import Keyer, NearPolicy, StaticKeyer
+from acx.core.signing import Signer
+from acx.usecases.ports import (
+    AlarmsPort,
+    CatalogPort,
+    IdempotencyPort,
+    IndexHooks,
+    JobsPort,
+    LogPort,
+    ObjectsPort,
+    QueuePort,
+    SearchIndexPort,
+)
 
-if TYPE_CHECKING:
-    from acx.adapters.idempotency import IdempotencyStore
-    from acx.adapters.search_index import SearchIndexStore
+__all__ = ["DEV_FORGET_KEY", "Deps", "IndexHooks", "OnFirstUse", "deps", "lazy_client", "reset"]
+
+T = TypeVar("T")
 
 # Tombstone key when no FORGET_KEY_ID is configured (unit tests, hand-built Deps): NOT secret, so a
 # reader of such a deployment's tombstones can confirm guessed text. template.yaml always sets one.
 DEV_FORGET_KEY = StaticKeyer(b"acx-dev-forget-key: not a secret, set FORGET_KEY_ID")
 
 
-class IndexHooks(Protocol):
-    """What ingest and forget tell the search index (``usecases.search.SearchIndexer``)."""
-
-    def indexed(
-        self,
-        tenant: str,
-        package: str,
-        records: list[dict[str, Any]],
-        absorbed: dict[str, list[str]],
-        *,
-        new_package: bool,
-    ) -> None: ...
-
-    def forgotten(self, tenant: str, package: str, record_id: str) -> int: ...
-    def drop_index(self, tenant: str, package: str) -> None: ...
-
-
 @dataclass
 class Deps:
+    """What the use cases are given, each part typed with its port (:mod:`acx.usecases.ports`)."""
+
     settings: Settings
-    log: LogStore
-    data: ObjectStore
-    uploads: ObjectStore
-    cartridges: ObjectStore
-    jobs: JobStore
-    signer: Any
+    log: LogPort
+    data: ObjectsPort
+    uploads: ObjectsPort
+    cartridges: ObjectsPort
+    jobs: JobsPort
+    signer: Signer
     forget_keys: Keyer = field(default=DEV_FORGET_KEY)
 
     index_hooks: IndexHooks | None = None
     # Built on first use from the settings (no client for a function that never sends); tests may set
     # them. The powertools idempotency and search modules are imported only there (~25 and ~75 ms CPU).
-    queue: MessageQueue | None = None
-    alarm_topic: AlarmTopic | None = None
-    idempotency_store: IdempotencyStore | None = None
-    catalog_reader: Catalog | None = None
-    index_store: SearchIndexStore | None = None
+    queue: QueuePort | None = None
+    alarm_topic: AlarmsPort | None = None
+    idempotency_store: IdempotencyPort | None = None
+    catalog_reader: CatalogPort | None = None
+    index_store: SearchIndexPort | None = None
 
     def index(self) -> IndexHooks:
         """The search index hooks (built on first use; tests may set ``index_hooks``)."""
@@ -75,28 +72,30 @@ class Deps:
             self.index_hooks = SearchIndexer(self)
         return self.index_hooks
 
-    def search_index(self) -> SearchIndexStore:
+    def search_index(self) -> SearchIndexPort:
         """The search indexes beside the canonical JSON in the data bucket (built on first use; tests
         may set ``index_store``)."""
         if self.index_store is None:
             from acx.adapters.search_index import SearchIndexStore  # lazy: see the fields above
 
+            if not isinstance(self.data, ObjectStore):  # it makes conditional S3 calls of its own
+                raise TypeError("the S3 search index needs the S3 data bucket: set index_store")
             self.index_store = SearchIndexStore(self.data)
         return self.index_store
 
-    def export_queue(self) -> MessageQueue:
+    def export_queue(self) -> QueuePort:
         """The queue the export function reads (``EXPORT_QUEUE_URL``; unset: not configured)."""
         if self.queue is None:
             self.queue = MessageQueue(client("sqs"), self.settings.export_queue_url)
         return self.queue
 
-    def alarms(self) -> AlarmTopic:
+    def alarms(self) -> AlarmsPort:
         """The operators' alarm topic (``ALARM_TOPIC_ARN``; unset: not configured)."""
         if self.alarm_topic is None:
             self.alarm_topic = AlarmTopic(client("sns"), self.settings.alarm_topic_arn)
         return self.alarm_topic
 
-    def idempotency(self) -> IdempotencyStore:
+    def idempotency(self) -> IdempotencyPort:
         """Powertools' idempotency store on ``IDEMPOTENCY_TABLE``."""
         if self.idempotency_store is None:
             from acx.adapters.idempotency import IdempotencyStore  # lazy: see the fields above
@@ -104,7 +103,7 @@ class Deps:
             self.idempotency_store = IdempotencyStore(client("dynamodb"), self.settings.idempotency_table)
         return self.idempotency_store
 
-    def catalog(self) -> Catalog:
+    def catalog(self) -> CatalogPort:
         """Read-only listings (packages of a tenant, record counts): ``acx.adapters.catalog``."""
         if self.catalog_reader is None:
             self.catalog_reader = Catalog(
@@ -152,7 +151,13 @@ def lazy_client(service: str) -> Any:
     return OnFirstUse(lambda: client(service))
 
 
-def _kms_signer(key_id: str) -> Any:
+def on_first_use(build: Callable[[], T]) -> T:
+    """``build()``'s object, built at its first use (:class:`OnFirstUse`), typed as what it stands in
+    for: every attribute read goes to that object."""
+    return cast(T, OnFirstUse(build))
+
+
+def _kms_signer(key_id: str) -> Signer:
     from acx.adapters.kms import KmsSigner  # lazy: only routes that sign (or publish the key) need it
 
     return KmsSigner(client("kms"), key_id)
@@ -163,7 +168,7 @@ def deps() -> Deps:
     """The service's adapters, created on first use; each boto3 client (and the KMS signer, which
     calls DescribeKey) is made at its first call, not here (``OnFirstUse``)."""
     cfg = settings()
-    signer = OnFirstUse(lambda: _kms_signer(cfg.signing_key_id))
+    signer = on_first_use(lambda: _kms_signer(cfg.signing_key_id))
     notes = NoteSigner(cfg.publisher_id, signer)
     s3, ddb = lazy_client("s3"), lazy_client("dynamodb")
     keyer = KmsMacKeyer(lazy_client("kms"), cfg.forget_key_id) if cfg.forget_key_id else DEV_FORGET_KEY

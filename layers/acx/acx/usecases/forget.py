@@ -13,11 +13,12 @@ call stopped half-way).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from acx.core import forgetting
+from acx.core import erasure, forgetting
 from acx.core.canonical import dumps, loads
 from acx.core.package import PackageRef
 from acx.core.rows import LogRow, NotFound, Tombstones
@@ -26,34 +27,19 @@ from acx.usecases.errors import not_found
 from acx.usecases.locks import require_unlocked
 
 
-def tombstones_for(keyer: forgetting.Keyer, near: forgetting.NearPolicy) -> Callable[[LogRow], Any]:
-    """The tombstones a forgotten row files: its knowledge key and its older versions' keys (exact),
-    its id and the ids folded into it (keyed), and the sketch of its text (near copies)."""
-
-    def stones(row: LogRow) -> Tombstones:
-        record = row.record or {}
-        kk = row.knowledge or forgetting.knowledge_key(keyer, record.get("title"), record.get("summary"))
-        sk = (
-            forgetting.record_sketch(keyer, record.get("title"), record.get("summary"))
-            if near.enabled
-            else None
-        )
-        return Tombstones(
-            knowledge=(kk, *row.past_keys),
-            ids=tuple(forgetting.id_key(keyer, i) for i in dict.fromkeys([row.id, *row.past_ids])),
-            sketches=((kk, sk),) if sk is not None else (),
-        )
-
-    return stones
+def tombstones_for(keyer: forgetting.Keyer, near: forgetting.NearPolicy) -> Callable[[LogRow], Tombstones]:
+    """The tombstones each forgotten row files (:func:`acx.core.erasure.tombstones_of`)."""
+    return functools.partial(erasure.tombstones_of, keyer, near)
 
 
 def _forgettable(deps: Deps, tenant: str, package: str) -> PackageRef:
     """The package a forget may write to: it exists in the caller's tenant (else 404) and no
     operator lock holds it (else 423)."""
     ref = PackageRef(tenant, package)
-    if not deps.log.package_exists(ref):
+    head = deps.log.head(ref)  # one read: existence and operator lock
+    if not head.size:
         raise not_found()
-    require_unlocked(deps, tenant, package)
+    require_unlocked(deps, tenant, package, head=head)
     return ref
 
 
@@ -117,11 +103,11 @@ def forget_file(
         raise not_found("file") from None
     if plan is None:  # already forgotten: the first forget's entry (the row's seq) and checkpoint
         seq = row.seq
-        checkpoint = deps.log.checkpoints.at(ref, seq + 1)
+        checkpoint = deps.log.checkpoint_at(ref, seq + 1)
         covers = row.forgotten_seq if row.forgotten_seq is not None else seq
     else:
         seq, covers = plan.first_seq, row.seq
-        checkpoint = deps.log.checkpoints.at(ref, plan.size)
+        checkpoint = deps.log.checkpoint_at(ref, plan.size)
     fk = row.file_key or (forgetting.file_key(keyer, row.content) if row.content is not None else None)
 
     def same(p: str, c: str) -> bool:

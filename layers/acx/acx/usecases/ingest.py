@@ -133,10 +133,14 @@ def ingest_bundle(
     collections, what the pause leaves until the collector runs again after it).
     """
     check_on_forgotten(on_forgotten)
-    require_unlocked(deps, tenant, package)  # 423 while an operator holds the package lock
+    ref = PackageRef(tenant, package)
+    # The request's one read of the head before the writer's lease: its operator lock and its forget
+    # flag. Both are advisory here; the commit re-reads the head under the lease and decides there.
+    head = deps.log.head(ref)
+    require_unlocked(deps, tenant, package, head=head)  # 423 while an operator holds the package lock
     bundle = parse(data, max_bytes=max_bytes)
     gate(bundle)
-    return _merge_and_append(deps, PackageRef(tenant, package), actor, bundle, on_forgotten)
+    return _merge_and_append(deps, ref, actor, bundle, on_forgotten, head.may_have_tombstones)
 
 
 def forgotten_error(hits: list[forgetting.Hit], files: list[str]) -> ServiceError:
@@ -160,7 +164,7 @@ class _Reader:
         self.lookups: list[tuple[set[str], Lookup]] = []
 
     def __call__(self, ids: set[str], slots: set[str]) -> tuple[dict[str, dict], dict[str, dict]]:
-        found = self.deps.log.rows.lookup(self.ref, ids, slots)
+        found = self.deps.log.lookup(self.ref, ids, slots)
         self.lookups.append((ids, found))
         active = {
             rid: row.record for rid, row in found.by_id.items() if row.active and row.record is not None
@@ -186,7 +190,7 @@ class _Reader:
 
 
 def _merge_and_append(
-    deps: Deps, ref: PackageRef, actor: str, bundle: Any, on_forgotten: str
+    deps: Deps, ref: PackageRef, actor: str, bundle: Any, on_forgotten: str, may_have_tombstones: bool
 ) -> IngestSummary:
     keyer, near = deps.forget_keys, deps.near
     computed: list[list[forgetting.Probe]] = []
@@ -198,7 +202,7 @@ def _merge_and_append(
             computed.append(forgetting.probes(keyer, bundle.records, near))
         return computed[0]
 
-    if deps.log.may_have_tombstones(ref):
+    if may_have_tombstones:
         all_probes()  # before the lease: sketching a large upload is seconds of CPU, not of reads
 
     incoming_files = [
@@ -245,8 +249,8 @@ def _merge_and_append(
         def guard(keep: list[int] = keep, files: list[FileWrite] = files) -> None:
             """Under the writer's lease: nothing forgotten may be written (the race closes here)."""
             probes = [all_probes()[i] for i in keep]
-            hits = deps.log.rows.tombstone_hits(ref, probes, near)
-            stones = deps.log.rows.file_forgotten(ref, [f.file_key for f in files if f.file_key])
+            hits = deps.log.tombstone_hits(ref, probes, near)
+            stones = deps.log.file_forgotten(ref, [f.file_key for f in files if f.file_key])
             refused = [f.path for f in files if f.file_key in stones]
             if hits or refused:
                 raise Forgotten(hits, refused)
@@ -364,7 +368,7 @@ def _changed_files(deps: Deps, ref: PackageRef, incoming: list[FileWrite]) -> li
     """Knowledge and skill files whose content differs from the stored latest version of that path."""
     if not incoming:
         return []
-    stored = dict(deps.log.rows.read_files(ref))
+    stored = dict(deps.log.read_files(ref))
     return [f for f in incoming if stored.get(f.path) != f.content]
 
 

@@ -35,15 +35,14 @@ def list_packages(deps: Deps, tenant: str, limit: int, cursor: str | None) -> di
     out = []
     for package in sorted(names):
         ref = PackageRef(tenant, package)
-        head = deps.log.head(ref)
-        lock = deps.log.admin_lock(ref) or {}
+        head = deps.log.head(ref)  # one read: size and operator lock
         out.append(
             {
                 "package": package,
                 "records": catalog.active_records(tenant, package),
                 "logSize": head.size,
                 "lastCheckpoint": deps.log.latest_checkpoint(ref),
-                "locked": bool(lock.get("locked")),
+                "locked": head.admin_locked,
             }
         )
     return {"packages": out, "nextCursor": next_cursor}
@@ -54,7 +53,7 @@ def _job_page(
 ) -> tuple[list[dict[str, Any]], str | None]:
     _require(deps, tenant, package)
     try:
-        return deps.jobs.page(tenant, package, kind, limit, cursor)  # type: ignore[no-any-return]
+        return deps.jobs.page(tenant, package, kind, limit, cursor)
     except ValueError:
         raise _bad_cursor() from None
 

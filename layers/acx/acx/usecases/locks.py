@@ -19,6 +19,7 @@ from acx.core.canonical import sha256_hex
 from acx.core.package import PackageRef
 from acx.usecases.deps import Deps
 from acx.usecases.errors import ServiceError, not_found
+from acx.usecases.ports import PackageHead
 
 MAX_REASON_CHARS = 256
 LOCKED_MESSAGE = "package is locked by an operator; writes are refused until it is unlocked"
@@ -34,9 +35,18 @@ def is_locked(deps: Deps, tenant: str, package: str) -> bool:
     return bool(state and state.get("locked"))
 
 
-def require_unlocked(deps: Deps, tenant: str, package: str, *, job: tuple[str, str] | None = None) -> None:
-    """Raise 423 when the package is locked; ``job`` = (kind, id) of a pending job to reject first."""
-    if not is_locked(deps, tenant, package):
+def require_unlocked(
+    deps: Deps,
+    tenant: str,
+    package: str,
+    *,
+    job: tuple[str, str] | None = None,
+    head: PackageHead | None = None,
+) -> None:
+    """Raise 423 when the package is locked; ``job`` = (kind, id) of a pending job to reject first.
+    ``head``: the request's own read of the package head, decided on instead of reading it again."""
+    locked = head.admin_locked if head is not None else is_locked(deps, tenant, package)
+    if not locked:
         return
     error = locked_error()
     if job is not None:

@@ -1,6 +1,6 @@
 """Read side of the log: head and checkpoint, verification, and RFC 9162 proofs.
 
-Proofs are built here from one read of the leaf hashes (``receipts.leaf_hashes``, the same read
+Proofs are built here from one read of the leaf hashes (``LogPort.leaf_hashes``, the same read
 export uses), not in the store.
 """
 
@@ -40,13 +40,13 @@ def verify(deps: Deps, tenant: str, package: str) -> dict[str, Any]:
 
 
 def inclusion_proof(deps: Deps, ref: PackageRef, index: int, size: int) -> InclusionProof:
-    leaves = deps.log.receipts.leaf_hashes(ref, size)
+    leaves = deps.log.leaf_hashes(ref, size)
     proof = merkle.inclusion_proof(index, size, merkle.from_leaves(leaves))
     return InclusionProof(index, size, leaves[index], list(proof))
 
 
 def consistency_proof(deps: Deps, ref: PackageRef, first: int, second: int) -> ConsistencyProof:
-    leaves = deps.log.receipts.leaf_hashes(ref, second)
+    leaves = deps.log.leaf_hashes(ref, second)
     return ConsistencyProof(
         first, second, list(merkle.consistency_proof(first, second, merkle.from_leaves(leaves)))
     )

@@ -105,14 +105,14 @@ def recall_page(
     used = 0
     try:
         while True:
-            rows, cursor = deps.log.rows.list_active(
+            rows, cursor = deps.log.list_active(
                 ref, zone=tier, tag=tag, limit=min(READ_CHUNK, limit - len(records)), cursor=cursor
             )
             for i, row in enumerate(rows):
                 records.append(row)
                 used += _weight(row.canonical)
                 if used >= PAGE_BYTES and i < len(rows) - 1:  # full inside the chunk: stop after it
-                    cursor = deps.log.rows.cursor_after(row)
+                    cursor = deps.log.cursor_after(row)
                     break
             if cursor is None or len(records) >= limit or used >= PAGE_BYTES:
                 break
@@ -133,7 +133,7 @@ def get_memory(deps: Deps, tenant: str, package: str, record_id: str) -> dict[st
     ref = PackageRef(tenant, package)
     if not deps.log.package_exists(ref):
         raise not_found()
-    row = deps.log.rows.get(ref, record_id)
+    row = deps.log.record(ref, record_id)
     if row is None or not row.active or row.record is None:
         raise not_found("memory")
     return {

@@ -11,7 +11,7 @@
 What it does NOT stop: a query is the caller's own text; it is never logged or stored, but it does
 go to the configured embedding engine (Bedrock, when so configured).
 
-About 530 lines, one module: the read path (query, cache, load, search) and the write path
+One module: the read path (query, cache, load, search) and the write path
 (``SearchIndexer``: ingest, forget, compaction) share one manifest protocol over the index store;
 split, each half would re-state its conditional-write rules.
 """
@@ -28,18 +28,25 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from acx.contract.search import LexicalSignal, SearchResponse, SearchResult, Signal, Signals
+from acx.contract.search import (
+    MAX_QUERY_CHARS,
+    LexicalSignal,
+    SearchResponse,
+    SearchResult,
+    Signal,
+    Signals,
+)
 from acx.core.package import PackageRef
 from acx.usecases.errors import ServiceError, not_found
 
 if TYPE_CHECKING:
-    from acx.adapters.search_index import Manifest, SearchIndexStore
+    from acx.adapters.search_index import Manifest
     from acx.core.embedding import EmbeddingEngine
     from acx.core.search.ranking import Hit, IndexView
     from acx.core.search.segment import Packed, Segment
     from acx.usecases.deps import Deps
+    from acx.usecases.ports import SearchIndexPort
 
-MAX_QUERY_CHARS = 512
 MAX_K = 50
 DEFAULT_K = 10
 MAX_TAG_CHARS = 128
@@ -107,21 +114,21 @@ _ENGINES: dict[tuple[str, int], EmbeddingEngine] = {}
 
 
 def engine_for(deps: Deps) -> EmbeddingEngine:
-    """The configured engine: ``local-hash-128`` (default) or ``bedrock:<model id>`` (Titan V2)."""
+    """The configured engine: ``local-hash-128`` (default), ``minilm-l6-v2-int8-384`` (offline, the
+    ``semantic`` extra) or ``bedrock:<model id>`` (Titan V2)."""
     cfg = deps.settings
     name, dim = cfg.search_engine, cfg.search_embed_dim
     engine = _ENGINES.get((name, dim))
     if engine is None:
-        if name == "local-hash-128":
-            from acx.core.embedding import LocalHash128
+        from acx.core.embedding import engine_named
 
-            engine = LocalHash128()
-        elif name.startswith("bedrock:"):
+        engine = engine_named(name)
+        if engine is None and name.startswith("bedrock:"):
             from acx.adapters.aws import client
             from acx.adapters.bedrock import TitanEmbeddings
 
             engine = TitanEmbeddings(client("bedrock-runtime"), name.removeprefix("bedrock:"), dim)
-        else:
+        if engine is None:
             raise ServiceError(500, "misconfigured", "SEARCH_ENGINE names no known embedding engine")
         _ENGINES[(name, dim)] = engine
     return engine
@@ -190,7 +197,7 @@ def load_view(
     ``exists`` is asked only when there is no manifest (404 if False): an index is only ever written
     for a package that exists, so a found manifest answers that without a read of the log.
     """
-    from acx.adapters.search_index import SearchIndexStore, SegmentMissing
+    from acx.adapters.search_index import SegmentMissing
     from acx.core.search.ranking import IndexView
     from acx.core.search.segment import Packed, SegmentError
 
@@ -201,7 +208,7 @@ def load_view(
     if cached is not None and now - cached.checked < REVALIDATE_SECONDS:
         return cached.view
     manifest = store.manifest(tenant, package, if_none_match=cached.etag if cached else None)
-    if manifest is SearchIndexStore.NOT_MODIFIED and cached is not None:
+    if manifest is store.NOT_MODIFIED and cached is not None:
         cached.checked = now
         return cached.view
     if manifest is None and exists is not None and not exists():
@@ -240,9 +247,7 @@ def rebuild(
     records: list[dict[str, Any]] = []
     cursor = None
     while True:
-        page, cursor = deps.log.rows.list_active(
-            PackageRef(tenant, package), limit=REBUILD_PAGE, cursor=cursor
-        )
+        page, cursor = deps.log.list_active(PackageRef(tenant, package), limit=REBUILD_PAGE, cursor=cursor)
         records += [row.record for row in page if row.record is not None]
         if not cursor:
             break
@@ -268,18 +273,19 @@ def rebuild(
 
 def search(deps: Deps, tenant: str, package: str, query: SearchQuery) -> SearchResponse:
     """Top ``k`` active memories for ``query``, each with its score and the signals that matched."""
-    from acx.core.search import search as rank
+    from acx.core.search import rank
 
     ref = PackageRef(tenant, package)
     engine = engine_for(deps)
     view = load_view(deps, tenant, package, engine, exists=lambda: deps.log.package_exists(ref))
-    hits = rank(view, engine, query.q, k=min(query.k * 2 + 10, 200), zone=query.tier, tag=query.tag)
+    ranking = rank(view, engine, query.q, k=min(query.k * 2 + 10, 200), zone=query.tier, tag=query.tag)
+    hits = ranking.hits
     results: list[SearchResult] = []
     at, want = 0, query.k  # the rows of the top k first; more only for hits the log no longer holds
     while len(results) < query.k and at < len(hits):
         batch = hits[at : at + want]
         at += len(batch)
-        records = deps.log.rows.active_records(ref, {h.id for h in batch})
+        records = deps.log.active_records(ref, {h.id for h in batch})
         for hit in batch:
             record = records.get(hit.id)
             if record is None:
@@ -288,7 +294,10 @@ def search(deps: Deps, tenant: str, package: str, query: SearchQuery) -> SearchR
             if len(results) == query.k:
                 break
         want = (query.k - len(results)) * 2 + 10
-    return SearchResponse(engine=engine.id, k=query.k, results=results)
+    from acx.core.search.ranking import NO_MATCH
+
+    reason = None if results else ranking.reason or NO_MATCH  # hits the log no longer holds: none left
+    return SearchResponse(engine=engine.id, k=query.k, results=results, reason=reason)
 
 
 def _result(hit: Hit, record: dict[str, Any]) -> SearchResult:
@@ -374,7 +383,7 @@ class SearchIndexer:
             # manifest put above. Saves reading back every row of the upload (a 20k-record ingest:
             # 200 BatchGetItem calls, 6% of its CPU on the local stack).
             return
-        active = self.deps.log.rows.active_ids(ref, set(ids))
+        active = self.deps.log.active_ids(ref, set(ids))
         for rid in sorted(set(ids) - active):
             self.forgotten(tenant, package, rid)
 
@@ -439,7 +448,7 @@ class SearchIndexer:
         return -1
 
     def _purge_orphans(
-        self, store: SearchIndexStore, tenant: str, package: str, drop: set[str], live: set[str]
+        self, store: SearchIndexPort, tenant: str, package: str, drop: set[str], live: set[str]
     ) -> int:
         from acx.adapters.search_index import SegmentMissing
         from acx.core.search.segment import Segment, SegmentError
@@ -464,11 +473,11 @@ class SearchIndexer:
         store = self.deps.search_index()
         for key in store.segment_keys(tenant, package):
             store.purge(key)
-        store.objects.purge(store.prefix(tenant, package) + "manifest.json")
+        store.purge(store.prefix(tenant, package) + "manifest.json")
         CACHE.drop((tenant, package))
 
 
-def _discard(store: SearchIndexStore, added: list[tuple[str, int]]) -> None:
+def _discard(store: SearchIndexPort, added: list[tuple[str, int]]) -> None:
     for seg_key, _ in added:
         store.purge(seg_key)
 

@@ -14,17 +14,16 @@ as an orphan, not as tampering.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from acx.core import log as logcore
 from acx.core import merkle
-from acx.core.append import LogHead
 from acx.core.checkpoint import CheckpointError, verify_checkpoint
 from acx.core.log import Entry
 from acx.core.package import PackageRef
-from acx.core.rows import CorruptStore, FileRow, LogRow, VersionRow
+from acx.core.rows import CorruptStore, FileRow, VersionRow
+from acx.usecases.ports import VerifiableLog
 
 MAX_ORPHANS_REPORTED = 100
 #: The operation a row's entry must have, by the row's state: a current version was remembered or
@@ -32,18 +31,7 @@ MAX_ORPHANS_REPORTED = 100
 _WANT = {"active": ("remember", "supersede"), "ended": ("invalidate",), "tombstoned": ("forget",)}
 
 
-class Store(Protocol):
-    """What the verifier reads: typed entries and rows (see :class:`acx.adapters.log_store.LogStore`)."""
-
-    def log_head(self, ref: PackageRef) -> LogHead: ...
-    def entries(self, ref: PackageRef, start: int = 0, end: int | None = None) -> Iterator[Entry]: ...
-    def all_rows(self, ref: PackageRef) -> Iterator[LogRow | FileRow]: ...
-    def rows_by_key(self, ref: PackageRef, keys: Sequence[str]) -> list[LogRow | FileRow]: ...
-    def latest_checkpoint(self, ref: PackageRef) -> str | None: ...
-    def verifier_key(self) -> str: ...
-    def witness(self, ref: PackageRef) -> dict[str, Any] | None: ...
-    def put_witness(self, ref: PackageRef, state: dict[str, Any]) -> bool: ...
-    def packages(self) -> Iterator[PackageRef]: ...
+Store = VerifiableLog  # what the verifier reads (acx.usecases.ports)
 
 
 @dataclass

@@ -77,7 +77,7 @@ def _forgotten_memory(record_id: str) -> ServiceError:
 def _row(deps: Deps, ref: PackageRef, record_id: str) -> LogRow:
     """The memory's row while it is current: 404 when there is none (or its validity ended), 409 when
     it was forgotten."""
-    row = deps.log.rows.get(ref, record_id)
+    row = deps.log.record(ref, record_id)
     if row is not None and row.forgotten:
         raise _forgotten_memory(record_id)
     if row is None or not row.active or row.record is None:
@@ -179,7 +179,7 @@ def update(
 
     def guard() -> None:
         """Under the writer's lease: the correction must not be forgotten knowledge."""
-        hits = deps.log.rows.tombstone_hits(ref, forgetting.probes(keyer, [record], near), near)
+        hits = deps.log.tombstone_hits(ref, forgetting.probes(keyer, [record], near), near)
         if hits:
             raise Forgotten(hits)
 
@@ -195,7 +195,7 @@ def update(
         except Conflict:
             _retry(attempt)
             continue
-        found = deps.log.rows.lookup(ref, set(), {slot})
+        found = deps.log.lookup(ref, set(), {slot})
         other = found.by_slot.get(slot)
         if other is not None and other.id != record_id:
             raise ServiceError(
@@ -307,8 +307,8 @@ def invalidate(
 
 def _bodies(deps: Deps, ref: PackageRef, record_id: str) -> dict[int, dict[str, Any]]:
     """seq -> record of every version of one memory still held (current row and ended versions)."""
-    out = {v.seq: v.record for v in deps.log.rows.versions(ref, record_id)}
-    row = deps.log.rows.get(ref, record_id)
+    out = {v.seq: v.record for v in deps.log.memory_versions(ref, record_id)}
+    row = deps.log.record(ref, record_id)
     if row is not None and row.active and row.record is not None:
         out[row.seq] = row.record
     return out
@@ -371,10 +371,10 @@ def records_as_of(deps: Deps, ref: PackageRef, at: str) -> list[dict[str, Any]]:
     histories = {rid: core.versions(es) for rid, es in core.by_memory(deps.log.entries(ref)).items()}
     wanted = {rid: v.seq for rid, h in histories.items() if (v := core.valid_at(h, at)) is not None}
     bodies: dict[tuple[str, int], dict[str, Any]] = {}
-    for row in deps.log.rows.rows(ref):
+    for row in deps.log.active_rows(ref):
         if row.active and row.record is not None and wanted.get(row.id) == row.seq:
             bodies[(row.id, row.seq)] = row.record
-    for ended in deps.log.rows.all_versions(ref):
+    for ended in deps.log.all_versions(ref):
         if wanted.get(ended.id) == ended.seq:
             bodies[(ended.id, ended.seq)] = ended.record
     return [bodies[(rid, seq)] for rid, seq in sorted(wanted.items()) if (rid, seq) in bodies]

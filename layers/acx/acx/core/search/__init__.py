@@ -2,15 +2,16 @@
 
 - ``text``: tokenisation (NFKC, casefold, stopwords, Snowball stemming)
 - ``segment``: one immutable index segment (postings + int8 vectors) and its binary form
-- ``ranking``: BM25 + cosine over the live docs of several segments, fused by weighted RRF
+- ``ranking``: BM25 + cosine over the live docs of several segments, fused over each signal's evidence
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from acx.core.embedding import EmbeddingEngine
-from acx.core.search.ranking import Hit, IndexView, vector_weight
+from acx.core.search.ranking import Hit, IndexView, Ranking, vector_weight
 from acx.core.search.segment import Doc
 from acx.core.search.text import record_text, tokenize
 
@@ -36,6 +37,74 @@ def to_docs(records: list[dict[str, Any]], engine: EmbeddingEngine) -> list[Doc]
     ]
 
 
+# A semantic engine's floor when it declares none: the cosine below which its vector alone does not
+# make a memory a hit (see ``similarity_floor``).
+DEFAULT_SEMANTIC_FLOOR = 0.25
+
+
+def similarity_floor(engine: EmbeddingEngine) -> float | None:
+    """The cosine at which the engine's vector alone makes a memory a hit: the engine's own
+    ``min_similarity`` if it declares one, None for a lexical (hash) engine, whose similarity is word
+    overlap and hash collisions (it only re-orders what matched a query term), else
+    ``DEFAULT_SEMANTIC_FLOOR``."""
+    floor = getattr(engine, "min_similarity", None)
+    if floor is not None:
+        return float(floor)
+    return None if engine.lexical else DEFAULT_SEMANTIC_FLOOR
+
+
+def embed_query(engine: EmbeddingEngine, query: str) -> list[float]:
+    """The query's vector, whatever its length: an engine that declares ``max_input_chars`` (a model
+    that reads a bounded number of tokens) embeds a longer query window by window, on word
+    boundaries, and the query's vector is the normalised mean of the windows' vectors, so every part
+    of a long question counts instead of only its start."""
+    limit = getattr(engine, "max_input_chars", None)
+    if not limit or len(query) <= limit:
+        return engine.embed([query])[0]
+    windows = _windows(query, int(limit))
+    vectors = engine.embed(windows)
+    mean = [sum(col) for col in zip(*vectors, strict=True)]
+    norm = math.sqrt(sum(v * v for v in mean))
+    return [v / norm for v in mean] if norm else mean
+
+
+def _windows(text: str, limit: int) -> list[str]:
+    """``text`` cut into pieces of at most ``limit`` characters, at whitespace where there is some."""
+    out = []
+    while len(text) > limit:
+        cut = text.rfind(" ", limit // 2, limit + 1)
+        cut = cut if cut > 0 else limit
+        out.append(text[:cut])
+        text = text[cut:].lstrip()
+    if text.strip() or not out:
+        out.append(text)
+    return out
+
+
+def rank(
+    view: IndexView,
+    engine: EmbeddingEngine,
+    query: str,
+    *,
+    k: int,
+    zone: str | None = None,
+    tag: str | None = None,
+) -> Ranking:
+    """Top ``k`` hits of ``query`` and, when there are none, why: the engine must be the one that
+    built ``view`` (else EngineMismatch)."""
+    vector = embed_query(engine, query)
+    return view.rank(
+        tokenize(query),
+        vector,
+        engine.id,
+        k=k,
+        zone=zone,
+        tag=tag.casefold() if tag is not None else None,
+        vector_weight=vector_weight(engine.lexical),
+        min_similarity=similarity_floor(engine),
+    )
+
+
 def search(
     view: IndexView,
     engine: EmbeddingEngine,
@@ -45,14 +114,5 @@ def search(
     zone: str | None = None,
     tag: str | None = None,
 ) -> list[Hit]:
-    """Top ``k`` hits of ``query``: the engine must be the one that built ``view`` (else EngineMismatch)."""
-    vector = engine.embed([query])[0]
-    return view.search(
-        tokenize(query),
-        vector,
-        engine.id,
-        k=k,
-        zone=zone,
-        tag=tag.casefold() if tag is not None else None,
-        vector_weight=vector_weight(engine.lexical),
-    )
+    """Top ``k`` hits of ``query`` (see ``rank``)."""
+    return rank(view, engine, query, k=k, zone=zone, tag=tag).hits

@@ -1,4 +1,5 @@
-"""Ranking over a package's segments: BM25 (lexical), cosine (vector), fused by weighted RRF.
+"""Ranking over a package's segments: BM25 (lexical), cosine (vector), fused over the evidence each
+signal has (a weighted mean of reciprocal ranks in which a signal that did not see a doc abstains).
 
 Building and merging segments is pure Python (the ingest and verify functions run it); scoring uses
 numpy, imported lazily by the api function only (see ``IndexView``; the measurement that decided it
@@ -7,7 +8,7 @@ is in docs/ARCHITECTURE.md).
 What it does NOT stop: a memory written to rank first (keyword stuffing) does rank first for those
 words; ranking says what is relevant, never what is true (hence the advisory banner on results).
 
-About 440 lines, one module: ``IndexView`` is one scoring pass (BM25 over the segments'
+One module: ``IndexView`` is one scoring pass (BM25 over the segments'
 postings, cosine over their vectors, the fusion, the live masks) whose arrays are built and shared
 once per load; its helpers are the numpy steps of that pass.
 """
@@ -25,12 +26,20 @@ from acx.core.search.segment import ZONES, Packed, Segment, id_hash
 K1 = 1.2
 B = 0.75
 RRF_K = 60
-POOL = 1000  # depth of each signal's ranking that the fusion reads (at rank 1000 RRF adds 1/1060)
+POOL = 1000  # depth of each signal's ranking that the fusion reads (at rank 1000: 1/1060)
 # Weight of the vector signal in the fusion: a hash engine only sees surface tokens, as BM25 does
 # but worse (nDCG@10 0.139 against 0.35 on Cranfield), so it may only break near-ties.
 LEXICAL_ENGINE_WEIGHT = 0.1
 SEMANTIC_ENGINE_WEIGHT = 1.0
+# Share of a signal's weight that stays in a doc's mean when the signal did not score the doc: 0, it
+# abstains (missing evidence is not negative evidence); 1 would rank as weighted RRF does. Measured in
+# docs/SEARCH-ENGINES.md: 0 costs 0.003 nDCG@10 on Cranfield and finds 9 more paraphrases of 30.
+ABSENT_SHARE = 0.0
 IMPACT_CACHE_POSTINGS = 4_000_000  # BM25 tf parts kept per view (~8 bytes each with their doc ids)
+# Distinct query terms scored (the rarest kept): a 4 KB query holds a few hundred, and each costs a
+# scatter-add over its postings, so a long query's cost stays bounded; its commonest words carry the
+# least weight (idf) anyway.
+MAX_QUERY_TERMS = 64
 DENSE_CHUNK = 16_384  # docs per block when a dense query scores int8 vectors (bounds the float copy)
 
 
@@ -49,6 +58,19 @@ class Hit:
     vector_rank: int | None = None
     vector_score: float | None = None
     terms: tuple[str, ...] = ()
+
+
+# Why a ranking is empty (``Ranking.reason``; the API returns it as ``reason``).
+NO_MEMORIES = "no_memories"  # no live memory passes the filters (tier, tag), or the package has none
+NO_MATCH = "no_match"  # no memory holds a query term, and none is close enough in meaning
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The hits of one query, best first; ``reason`` says why there are none (None when there are)."""
+
+    hits: list[Hit]
+    reason: str | None
 
 
 class _Strings(Sequence[str]):
@@ -288,7 +310,7 @@ class IndexView:
         scores = np.zeros(self.total, dtype=np.float32)
         if not self.n:
             return scores
-        for term, qtf in _counts(terms).items():
+        for term, qtf in self._query_terms(terms).items():
             found = self._postings(term)
             df = sum(len(d) for d, _ in found)
             if not df:
@@ -299,6 +321,21 @@ class IndexView:
         if allowed is not None:
             scores *= allowed
         return scores
+
+    def _query_terms(self, terms: list[str]) -> dict[str, int]:
+        """The query's distinct terms and their counts; past ``MAX_QUERY_TERMS`` only the rarest that
+        this index holds (lowest document frequency, then the first in the query) are kept."""
+        counts = _counts(terms)
+        if len(counts) <= MAX_QUERY_TERMS:
+            return counts
+
+        def df(term: str) -> int:
+            found = (seg.postings(term) for seg in self._segs)
+            return sum(hi - lo for lo, hi in (f for f in found if f is not None))
+
+        held = {t: f for t in counts if (f := df(t))}
+        order = sorted(held, key=held.__getitem__)  # stable: equal frequencies keep the query's order
+        return {t: counts[t] for t in order[:MAX_QUERY_TERMS]}
 
     def vector(self, query: list[float], allowed: Any) -> Any:
         """Cosine of the query with every allowed live doc (int8 vectors x per-vector scale), >= 0."""
@@ -348,8 +385,40 @@ class IndexView:
         zone: str | None = None,
         tag: str | None = None,
         vector_weight: float = SEMANTIC_ENGINE_WEIGHT,
+        min_similarity: float | None = 0.0,
     ) -> list[Hit]:
-        """The top ``k`` live docs matching the filters, by weighted reciprocal rank fusion."""
+        """The top ``k`` hits of :meth:`rank` (see there)."""
+        return self.rank(
+            terms,
+            query_vector,
+            engine,
+            k=k,
+            zone=zone,
+            tag=tag,
+            vector_weight=vector_weight,
+            min_similarity=min_similarity,
+        ).hits
+
+    def rank(
+        self,
+        terms: list[str],
+        query_vector: list[float] | None,
+        engine: str | None,
+        *,
+        k: int,
+        zone: str | None = None,
+        tag: str | None = None,
+        vector_weight: float = SEMANTIC_ENGINE_WEIGHT,
+        min_similarity: float | None = 0.0,
+    ) -> Ranking:
+        """The top ``k`` live docs matching the filters, fused over the evidence each signal has.
+
+        A doc is a candidate when it matched a query term, or when its vector similarity is at least
+        ``min_similarity`` (None: the vector signal alone never makes a doc a candidate, as for a
+        hash engine). Each candidate's score is the weighted mean, over the signals that have
+        evidence about it, of ``1 / (RRF_K + rank)`` (see ``_fuse``). No candidate: no hits, and the
+        ranking's ``reason`` says why.
+        """
         if query_vector is not None:
             if engine != self.engine or len(query_vector) != self.dim:
                 raise EngineMismatch(
@@ -359,28 +428,28 @@ class IndexView:
         import numpy as np
 
         allowed = self._allowed(zone, tag)
+        if not self.n or (allowed is not None and not allowed.any()):
+            return Ranking([], NO_MEMORIES)
         lex = self.lexical(terms, allowed)
         lex_order = _ranked(lex)
-        orders = [(lex_order, 1.0)]
-        vec = None
+        signals = [(lex, lex_order, 1.0)]
+        cand = lex_order
+        vec = vec_order = None
         if query_vector is not None and vector_weight > 0:
             vec = self.vector(query_vector, allowed)
             vec_order = _ranked(vec)
-            orders.append((vec_order, vector_weight))
-        cand = np.concatenate([o for o, _ in orders])
+            signals.append((vec, vec_order, vector_weight))
+            if min_similarity is not None:
+                cand = np.concatenate([cand, vec_order[vec[vec_order] >= min_similarity]])
         if not len(cand):
-            return []
-        contrib = np.concatenate(
-            [w / (RRF_K + np.arange(1, len(o) + 1, dtype=np.float64)) for o, w in orders]
-        )
-        uniq, inverse = np.unique(cand, return_inverse=True)
-        fused = np.zeros(len(uniq), dtype=np.float64)
-        np.add.at(fused, inverse, contrib)
-        best = np.lexsort((uniq, -fused))[:k]  # ties by position, so a ranking is reproducible
-        top, top_scores = uniq[best], fused[best]
+            return Ranking([], NO_MATCH)
+        cand = np.unique(cand)
+        fused = _fuse(cand, signals, self.total)
+        best = np.lexsort((cand, -fused))[:k]  # ties by position, so a ranking is reproducible
+        top, top_scores = cand[best], fused[best]
         lex_rank = _ranks_of(lex_order, top)
-        vec_rank = _ranks_of(orders[1][0], top) if vec is not None else {}
-        matched = self._matched(terms, top)
+        vec_rank = _ranks_of(vec_order, top) if vec_order is not None else {}
+        matched = self._matched(list(self._query_terms(terms)), top)
         hits = []
         for j, g in enumerate(top.tolist()):
             lr, vr = lex_rank.get(g), vec_rank.get(g)
@@ -395,7 +464,7 @@ class IndexView:
                     terms=matched[j],
                 )
             )
-        return hits
+        return Ranking(hits, None)
 
     def _matched(self, terms: list[str], top: Any) -> list[tuple[str, ...]]:
         """For each doc of ``top``, the query terms it holds (postings are sorted by ordinal)."""
@@ -412,14 +481,41 @@ class IndexView:
 
 
 def _ranked(scores: Any, depth: int = POOL) -> Any:
-    """Global ids of the best ``depth`` non-zero scores, best first; ties by position. Deeper docs
-    get nothing from the fusion: at rank 1000 an RRF term is already 1/1060."""
+    """Global ids of the best ``depth`` non-zero scores, best first; ties by position. The fusion
+    places a deeper doc just past the end (at rank 1000 a reciprocal rank is already 1/1060)."""
     import numpy as np
 
     cand = np.flatnonzero(scores)
     if len(cand) > depth:
         cand = cand[np.argpartition(-scores[cand], depth - 1)[:depth]]
     return cand[np.lexsort((cand, -scores[cand]))]
+
+
+def _fuse(cand: Any, signals: list[tuple[Any, Any, float]], total: int) -> Any:
+    """Fused score of each candidate: the weighted mean of ``1 / (RRF_K + rank)`` over the signals
+    that have evidence about it.
+
+    A signal has evidence about a doc when it scored it above zero: at its rank in that signal's
+    ranking, or just past the ranking's end when the doc scored but fell beyond the ``POOL`` depth
+    (a real, weak vote). A signal that did not score a doc at all (no query term in it, no vector
+    similarity) abstains: its weight leaves the mean instead of counting as the worst rank, so the
+    lexical first hit that the vector signal never saw keeps its place (weighted RRF put it behind
+    every doc the vector signal ranked at all). Agreement still counts: a doc two signals rank high
+    keeps a high mean, and a low vector rank pulls a doc below one the vector did not see.
+    """
+    import numpy as np
+
+    num = np.zeros(len(cand), dtype=np.float64)
+    den = np.zeros(len(cand), dtype=np.float64)
+    for scores, order, weight in signals:
+        ranks = np.zeros(total, dtype=np.int64)
+        ranks[order] = np.arange(1, len(order) + 1, dtype=np.int64)
+        r = ranks[cand]
+        seen = (r > 0) | (scores[cand] > 0)
+        r = np.where(r > 0, r, len(order) + 1)
+        num += np.where(seen, weight / (RRF_K + r.astype(np.float64)), 0.0)
+        den += np.where(seen, weight, weight * ABSENT_SHARE)
+    return num / np.maximum(den, 1e-300)
 
 
 def _ranks_of(order: Any, top: Any) -> dict[int, int]:
