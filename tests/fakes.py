@@ -43,6 +43,7 @@ from acx.core.rows import (
     NotFound,
     RecordWrite,
     Tombstones,
+    VersionRow,
 )
 from acx.core.signing import LocalEd25519Signer
 from acx.usecases import ingest
@@ -214,6 +215,14 @@ class ChainedRows:
         self.stones: dict[PackageRef, dict[str, int]] = {}  # "k#"/"i#"/"f#" + key -> forget seq
         self.bands: dict[PackageRef, dict[str, dict[str, tuple[tuple[int, ...], int]]]] = {}
         self.policies: dict[PackageRef, str] = {}
+        self.ended: dict[PackageRef, dict[str, VersionRow]] = {}  # ended versions by v# key
+
+    def versions(self, ref: PackageRef, record_id: str) -> list[VersionRow]:
+        return [v for v in self.all_versions(ref) if v.id == record_id]
+
+    def all_versions(self, ref: PackageRef) -> Iterator[VersionRow]:
+        mine = self.ended.get(ref, {})
+        return iter([mine[k] for k in sorted(mine)])
 
     def put(self, ref: PackageRef, record: dict[str, Any], *, active: bool = True) -> LogRow:
         """Plant a row with no receipt (tests of the read paths and of the verifier)."""
@@ -331,7 +340,12 @@ class ChainedRows:
         return (r for r in self.rows(ref) if r.active)
 
     def with_knowledge(self, ref: PackageRef, knowledge: str) -> list[LogRow]:
-        return [r for r in self.iter_active(ref) if erasure.holds_knowledge(r, knowledge)]
+        return [r for r in self.rows(ref) if erasure.holds_knowledge(r, knowledge)]
+
+    def with_version_knowledge(self, ref: PackageRef, knowledge: str) -> list[LogRow]:
+        """Rows (not forgotten) whose ended versions hold this knowledge key."""
+        ids = {v.id for v in self.all_versions(ref) if v.knowledge == knowledge}
+        return [r for r in self.rows(ref) if r.id in ids and not r.forgotten]
 
     def get_file(self, ref: PackageRef, path: str) -> FileRow | None:
         return self.files.get(ref, {}).get(path)
@@ -413,6 +427,7 @@ class ChainedLog:
         self.lock_entries: list[tuple[PackageRef, str, bool, str]] = []
         self.conflicts = 0
         self.appends = 0
+        self.now = "2026-01-01T00:00:00Z"  # createdAt of the next entries (tests of valid time move it)
 
     def create(self, ref: PackageRef, size: int = 0) -> None:
         """The package, with ``size`` entries that write no row if it has fewer."""
@@ -524,6 +539,12 @@ class ChainedLog:
     def admin_lock(self, ref: PackageRef) -> dict[str, Any] | None:
         return {"locked": self.locks[ref]} if ref in self.locks else None
 
+    def all_versions(self, ref: PackageRef) -> Iterator[VersionRow]:
+        return self.rows.all_versions(ref)
+
+    def memory_versions(self, ref: PackageRef, record_id: str) -> list[VersionRow]:
+        return self.rows.versions(ref, record_id)
+
     def may_have_tombstones(self, ref: PackageRef) -> bool:
         """LogStore's head flag: true once a forget was appended here (or a test planted tombstones)."""
         forgot = any(e.operation == "forget" for e in self.receipts.entries.get(ref, []))
@@ -531,9 +552,7 @@ class ChainedLog:
 
     # the one commit
     def _commit(self, ref: PackageRef, actor: str, specs: list[EntrySpec]) -> AppendPlan:
-        plan = plan_append(
-            self.log_head(ref), specs, actor=actor, chain=ref.chain_key, created_at="2026-01-01T00:00:00Z"
-        )
+        plan = plan_append(self.log_head(ref), specs, actor=actor, chain=ref.chain_key, created_at=self.now)
         self.receipts.entries.setdefault(ref, []).extend(plan.entries)
         self.heads[ref] = plan.head
         text = self.notes.sign(plan.checkpoint(ref.origin(self.publisher_id)))
@@ -623,7 +642,8 @@ class ChainedLog:
         if target is None or (content_hash is not None and target.content_hash != content_hash):
             raise NotFound("no record with that id or content hash")
         same = self.rows.with_knowledge(ref, target.knowledge) if target.knowledge else []
-        victims = erasure.erased_rows(target, same)
+        held = self.rows.with_version_knowledge(ref, target.knowledge) if target.knowledge else []
+        victims = erasure.erased_rows(target, [*same, *held], {r.id for r in held})
         if not victims:  # already forgotten: the first forget's answer, nothing appended
             first, last = target.forget_op or (target.seq, target.seq)
             keys = erasure.refused_keys(target)
@@ -633,7 +653,10 @@ class ChainedLog:
             return ForgetResult(
                 target.id, target.content_hash, first, cp, covers, target.slot, [], last, True, keys
             )
-        stones = [tombstones(v) for v in victims] if tombstones else []
+        ended = [
+            x for v in victims for i in dict.fromkeys([v.id, *v.past_ids]) for x in self.rows.versions(ref, i)
+        ]
+        stones = [tombstones(v) for v in [*victims, *(x.as_row() for x in ended)]] if tombstones else []
         specs = [
             EntrySpec(
                 "forget",
@@ -646,6 +669,8 @@ class ChainedLog:
             for v in victims
         ]
         plan = self._commit(ref, actor, specs)
+        for x in ended:
+            self.rows.ended[ref].pop(x.key, None)
         self.rows.file_tombstones(ref, Tombstones.union(stones), plan.first_seq)
         op = (plan.first_seq, plan.size - 1)
         for v, e in zip(victims, plan.entries, strict=True):
@@ -661,6 +686,85 @@ class ChainedLog:
             {"seq": t.seq, "hash": t.entry_hash}, t.slot, [v.id for v in victims[1:]], plan.size - 1,
             knowledge=list(dict.fromkeys(k for st in stones for k in st.knowledge)),
         )  # fmt: skip
+
+    def _current(self, ref: PackageRef, record_id: str, expected: int) -> LogRow:
+        row = self.rows.of(ref).get(record_id)
+        if row is None or not row.active or row.seq != expected or row.record is None:
+            raise Conflict("the memory changed since it was read")
+        return row
+
+    def _keep(self, ref: PackageRef, old: LogRow, end_seq: int) -> None:
+        assert old.record is not None
+        v = VersionRow(
+            old.id, old.seq, old.content_hash, old.entry_hash, old.record, end_seq, old.zone, old.knowledge
+        )
+        self.rows.ended.setdefault(ref, {})[v.key] = v
+
+    def supersede(
+        self,
+        ref: PackageRef,
+        actor: str,
+        write: RecordWrite,
+        expected: int,
+        extra: tuple[tuple[str, str], ...] = (),
+        expected_slots: dict[str, str | None] | None = None,
+        guard: Callable[[], None] | None = None,
+    ) -> AppendResult:
+        """LogStore.supersede's rules: the old version kept, the row rewritten, the slot moved."""
+        if self.locks.get(ref):
+            raise Locked("package is locked")
+        if self.conflicts:
+            self.conflicts -= 1
+            raise Conflict("another writer claimed first")
+        old = self._current(ref, write.id, expected)
+        if not self.rows.unchanged(ref, {}, expected_slots or {}):
+            raise Conflict("a slot changed since it was read")
+        if guard is not None and self.may_have_tombstones(ref):
+            guard()
+        covers = logcore.Covers(old.seq, old.entry_hash)
+        spec = EntrySpec("supersede", write.zone, logcore.content_hash(write.record), old.key, covers, extra)
+        plan = self._commit(ref, actor, [spec])
+        e = plan.entries[0]
+        self._keep(ref, old, e.seq)
+        slots = self.rows.slots.setdefault(ref, {})
+        if old.slot and slots.get(old.slot) == old.id:
+            del slots[old.slot]
+        slots[write.slot] = write.id
+        self.rows.of(ref)[write.id] = LogRow(
+            write.id, e.seq, e.content_hash, e.hash, "active", write.record, write.slot, write.zone,
+            tags=list(write.record.get("tags", [])), past_slots=list(write.past_slots),
+            past_ids=list(write.past_ids), knowledge=write.knowledge, past_keys=list(write.past_keys),
+        )  # fmt: skip
+        return AppendResult(
+            plan.first_seq, plan.size - 1, plan.size, self.checkpoints.at(ref, plan.size) or ""
+        )
+
+    def invalidate(
+        self,
+        ref: PackageRef,
+        actor: str,
+        record_id: str,
+        expected: int,
+        content_hash: str,
+        extra: tuple[tuple[str, str], ...] = (),
+    ) -> AppendResult:
+        if self.locks.get(ref):
+            raise Locked("package is locked")
+        old = self._current(ref, record_id, expected)
+        covers = logcore.Covers(old.seq, old.entry_hash)
+        spec = EntrySpec("invalidate", old.zone or "save", content_hash, old.key, covers, extra)
+        plan = self._commit(ref, actor, [spec])
+        e = plan.entries[0]
+        self._keep(ref, old, e.seq)
+        if old.slot and self.rows.slots.get(ref, {}).get(old.slot) == old.id:
+            del self.rows.slots[ref][old.slot]
+        self.rows.of(ref)[record_id] = dataclasses.replace(
+            old, seq=e.seq, content_hash=e.content_hash, entry_hash=e.hash, state="ended", record=None,
+            slot=None, tags=[], past_slots=[*old.past_slots, *([old.slot] if old.slot else [])],
+        )  # fmt: skip
+        return AppendResult(
+            plan.first_seq, plan.size - 1, plan.size, self.checkpoints.at(ref, plan.size) or ""
+        )
 
     def forget_file(
         self,

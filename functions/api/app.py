@@ -263,6 +263,7 @@ def get_upload(
 
 Trust = Annotated[str | None, Query(pattern=r"^(belief|candidate|any)$")]
 AgentId = Annotated[str | None, Query(min_length=1, max_length=128)]
+AsOf = Annotated[str | None, Query(max_length=64)]
 
 
 @app.get("/v1/packages/<pkg>/memories")
@@ -274,22 +275,31 @@ def get_memories(
     cursor: Cursor = None,
     trust: Trust = None,
     agent: AgentId = None,
+    asOf: AsOf = None,
 ):
-    """A page as its stored canonical JSON (``Page.to_json``: records are not serialised again)."""
+    """A page as its stored canonical JSON (``Page.to_json``: records are not serialised again);
+    with ``asOf``, the versions valid then (``usecases.versions``)."""
     from acx.usecases.recall import recall_page
 
     principal = _caller(c.SCOPE_READ, pkg)
-    page = recall_page(
-        _deps(),
-        principal.tenant,
-        pkg,
-        tier=tier,
-        tag=tag,
-        limit=limit,
-        cursor=cursor,
-        trust=trust,
-        agent=agent,
-    )
+    if asOf is not None:
+        from acx.usecases.versions import list_as_of
+
+        page = list_as_of(
+            _deps(), principal.tenant, pkg, asOf, tier=tier, tag=tag, limit=limit, cursor=cursor
+        )
+    else:
+        page = recall_page(
+            _deps(),
+            principal.tenant,
+            pkg,
+            tier=tier,
+            tag=tag,
+            limit=limit,
+            cursor=cursor,
+            trust=trust,
+            agent=agent,
+        )
     return Response(200, "application/json", page.to_json())
 
 
@@ -302,12 +312,17 @@ def search_memories(
     tag: Annotated[str | None, Query()] = None,
     trust: Annotated[str | None, Query()] = None,
     agent: Annotated[str | None, Query()] = None,
+    asOf: AsOf = None,
 ) -> dict[str, Any]:
     """Ranked hybrid search; the use case validates (limits named in the 400) and never logs ``q``."""
     from acx.usecases.search import parse_query, search
 
     principal = _caller(c.SCOPE_READ, pkg)
     query = parse_query(q, k, tier, tag, trust, agent)
+    if asOf is not None:
+        from acx.usecases.versions import search_as_of
+
+        return search_as_of(_deps(), principal.tenant, pkg, query, asOf).model_dump(mode="json")
     return search(_deps(), principal.tenant, pkg, query).model_dump(mode="json")
 
 
@@ -315,11 +330,51 @@ RecordId = Annotated[str, Path(min_length=1, max_length=c.RECORD_ID_MAX)]
 
 
 @app.get("/v1/packages/<pkg>/memories/<id>")
-def get_memory(pkg: PkgPath, id: RecordId, trust: Trust = None, agent: AgentId = None) -> dict[str, Any]:
+def get_memory(
+    pkg: PkgPath, id: RecordId, asOf: AsOf = None, trust: Trust = None, agent: AgentId = None
+) -> dict[str, Any]:
     from acx.usecases.recall import get_memory as one
 
     principal = _caller(c.SCOPE_READ, pkg)
+    if asOf is not None:
+        from acx.usecases.versions import get_as_of
+
+        return get_as_of(_deps(), principal.tenant, pkg, id, asOf)
     return one(_deps(), principal.tenant, pkg, id, trust, agent)
+
+
+@app.put("/v1/packages/<pkg>/memories/<id>")
+def put_memory(pkg: PkgPath, id: RecordId) -> dict[str, Any]:
+    """Update: a new version that supersedes the current one (``usecases.versions.update``)."""
+    from acx.contract.models import UpdateRequest
+    from acx.usecases.versions import update
+
+    principal = _caller(c.SCOPE_WRITE, pkg)
+    req = _request(UpdateRequest, c.MAX_UPDATE_BODY_BYTES)
+    result = update(_deps(), principal.tenant, pkg, principal.actor, id, req.record, req.validFrom)
+    logger.info("memory updated", extra={"package": pkg, "seq": result["seq"]})
+    return result
+
+
+@app.get("/v1/packages/<pkg>/memories/<id>/history")
+def get_memory_history(pkg: PkgPath, id: RecordId) -> dict[str, Any]:
+    from acx.usecases.versions import history
+
+    principal = _caller(c.SCOPE_READ, pkg)
+    return history(_deps(), principal.tenant, pkg, id)
+
+
+@app.post("/v1/packages/<pkg>/memories/<id>/invalidate")
+def post_invalidate(pkg: PkgPath, id: RecordId) -> dict[str, Any]:
+    """End a memory's validity without erasing it (``usecases.versions.invalidate``)."""
+    from acx.contract.models import InvalidateRequest
+    from acx.usecases.versions import invalidate
+
+    principal = _caller(c.SCOPE_WRITE, pkg)
+    req = _request(InvalidateRequest, c.MAX_SMALL_BODY_BYTES)
+    result = invalidate(_deps(), principal.tenant, pkg, principal.actor, id, req.reason, req.validUntil)
+    logger.info("memory invalidated", extra={"package": pkg, "seq": result["seq"]})
+    return result
 
 
 @app.delete("/v1/packages/<pkg>/memories/<id>")

@@ -8,7 +8,6 @@ counted: the figures docs/API.md and the report quote come from here (``AGENT_FI
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
@@ -194,10 +193,6 @@ def test_cli_remembers_a_sentence_in_one_command_and_a_piped_text(
     assert [r["id"] for r in found["results"]] == piped["ids"]
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("acx.usecases.versions") is None,
-    reason="PUT memories/{id}, .../history, .../invalidate and asOf arrive with the versions branch",
-)
 def test_an_agent_corrects_a_memory_and_reads_what_held_before(
     local_stack: Any, acx_config: Path, capsys
 ) -> None:

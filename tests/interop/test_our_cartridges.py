@@ -45,6 +45,15 @@ PACKAGES: dict[str, tuple[dict[str, Any], list[str], dict[str, Any]]] = {
     "with-save": (bundle([record(1), record(2), _field(3)]), [], {"includeFieldLearned": True}),
     "knowledge-skills": (bundle([record(1), record(2)], **KNOWLEDGE), [], {}),
     "empty": (bundle([record(1)]), ["mem-0001"], {}),
+    "updated": (bundle([record(1), record(2), record(3), _field(4)]), [], {"includeFieldLearned": True}),
+}
+# package -> requests run after its upload: memories that changed (issue 28), exported after it
+CHANGES: dict[str, list[tuple[str, str, dict[str, Any]]]] = {
+    "updated": [
+        ("PUT", "mem-0001", {"record": record(1, summary="Corrected: back off with full jitter.")}),
+        ("PUT", "mem-0004", {"record": dict(_field(4), summary="Corrected field lesson.")}),
+        ("POST", "mem-0002/invalidate", {"reason": "no longer true"}),
+    ],
 }
 BIG = "ten-thousand"
 ALL = [*PACKAGES, BIG]
@@ -61,6 +70,9 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
             assert status == 201, got
             for rid in forget:
                 status, got = svc.call("DELETE", f"/v1/packages/{pkg}/memories/{rid}")
+                assert status == 200, got
+            for method, path, change in CHANGES.get(pkg, []):
+                status, got = svc.call(method, f"/v1/packages/{pkg}/memories/{path}", body=change)
                 assert status == 200, got
             result["exports"][pkg] = _export(svc, pkg, body)
             result["files"][pkg] = _download(svc, pkg, result["exports"][pkg]["cartridgeId"], out)
@@ -170,6 +182,7 @@ def test_exports_hold_what_their_package_holds(exported: dict[str, Any]) -> None
     assert counts["with-save"]["memory"] == {"rom": 2, "save": 1}
     assert counts["empty"]["memory"] == {}
     assert counts["ten-thousand"]["memory"] == {"rom": 10_000}
+    assert counts["updated"]["memory"] == {"rom": 2, "save": 1}  # the invalidated one left
     with CartridgeReader(exported["files"]["knowledge-skills"]) as r:
         assert {"rom/knowledge/retries.md", "rom/skills/retry-budget/SKILL.md"} <= set(r.file_names())
 
@@ -236,3 +249,24 @@ def test_reference_calls_an_edited_export_tampered(
     run = reference.verify(path, exported["registry"], tmp_path)
     assert run.field("trust") == "tampered" and run.code != 0
     assert evaluate(path, exported["registry"]).verdict == "tampered"
+
+
+def test_versions_travel_in_a_rom_file_the_reference_ignores(exported: dict[str, Any]) -> None:
+    """Only the current versions are exported; their validity and lineage are in the extension, which
+    the manifest binds (the reference verifies, inspects and strips the cartridge above: ``trusted``)."""
+    from acx.core.cartridge import validity
+
+    with CartridgeReader(exported["files"]["updated"]) as r:
+        records = {m["id"]: m for m in r.memory_records()}
+        doc = validity.read(r)
+        assert any(e["sourceRef"] == validity.VALIDITY_FILE for e in r.manifest())
+    assert records["mem-0001"]["summary"] == "Corrected: back off with full jitter."
+    assert doc is not None and doc["schema"] == "acx.memory-versions/1"
+    by_id = {m["memoryId"]: m for m in doc["memories"]}
+    assert set(by_id) == {"mem-0001", "mem-0003"}  # ROM memories only (strip-to-ROM keeps it whole)
+    assert by_id["mem-0001"]["versions"] == 2 and by_id["mem-0001"]["supersedes"] is not None
+    assert by_id["mem-0003"]["versions"] == 1 and by_id["mem-0003"]["supersedes"] is None
+    for pkg in PACKAGES:
+        if pkg != "updated":
+            with CartridgeReader(exported["files"][pkg]) as r:
+                assert validity.read(r) is None  # nothing changed there: no extension

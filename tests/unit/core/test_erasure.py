@@ -128,3 +128,14 @@ def test_the_keys_to_read_are_each_probes_exact_and_id_keys_and_with_near_on_its
     assert off == [f"k#{ps[0].knowledge}", f"i#{ps[0].id_key}"]
     on = erasure.tombstone_keys(ps, ON)
     assert on[:2] == off and on[2:] == [f"n#{bk}" for bk in dict.fromkeys(ps[0].bands)]
+
+
+def test_ended_rows_and_rows_whose_versions_hold_the_knowledge_are_erased_once() -> None:
+    import dataclasses
+
+    target = row("a", knowledge="K")
+    ended = dataclasses.replace(row("b", knowledge="K"), state="ended", record=None)
+    by_version = row("c", knowledge="other")  # its ended version holds K (acx.core.versions)
+    same = [ended, by_version, ended]
+    assert [r.id for r in erasure.erased_rows(target, same, {"c"})] == ["a", "b", "c"]
+    assert [r.id for r in erasure.erased_rows(ended, [])] == ["b"]  # an invalidated memory is forgettable

@@ -1,6 +1,8 @@
 """Rows, slot index, files and tombstones of a package (RecordsTable), as typed values.
 
-Items: ``r#<id>`` memory rows, ``s#<slot>`` -> record id, ``f#<path>`` files, and tombstones of keyed
+Items: ``r#<id>`` memory rows (the current version), ``v#<id>#<seq>`` ended versions of a memory
+(superseded or invalidated: kept for history and as-of reads, deleted by its forget; on the package key,
+as they are few), ``s#<slot>`` -> record id, ``f#<path>`` files, and tombstones of keyed
 hashes only (see :mod:`acx.core.forgetting`): ``t#k#<knowledge key>``, ``t#i#<id key>``, ``t#f#<file
 key>`` and the near-copy bands ``t#n#<band key>`` (each a map of tombstone -> sketch, forget seq).
 
@@ -44,7 +46,17 @@ from acx.adapters.dynamo import (
 from acx.core import erasure, forgetting
 from acx.core import log as logcore
 from acx.core.package import PackageRef
-from acx.core.rows import FileRow, FileWrite, ListedRecord, LogRow, Lookup, RecordWrite, Tombstones
+from acx.core.rows import (
+    FileRow,
+    FileWrite,
+    ListedRecord,
+    LogRow,
+    Lookup,
+    RecordWrite,
+    Tombstones,
+    VersionRow,
+    version_key,
+)
 
 MAX_ITEM_BYTES = 350_000  # under DynamoDB's 400 KB, leaving room for attribute names and keys
 MAX_HISTORY = 32  # past slots / absorbed ids / their keys kept per row (most recent)
@@ -149,7 +161,7 @@ def decode_row(item: dict[str, Any]) -> LogRow:
         body = item.get("body")
         if state == "active" and not isinstance(body, bytes):
             raise CorruptStore(f"active row {item['sk']} has no body")
-        if state not in ("active", "tombstoned"):
+        if state not in ("active", "ended", "tombstoned"):
             raise CorruptStore(f"row {item['sk']} has unknown state")
         return LogRow(
             id=item["sk"][2:],
@@ -178,6 +190,26 @@ def decode_row(item: dict[str, Any]) -> LogRow:
         raise CorruptStore(
             f"row {item.get('sk')} lacks or mangles seq/contentHash/entryHash: {exc}"
         ) from None
+
+
+def decode_version(item: dict[str, Any]) -> VersionRow:
+    try:
+        sk = item["sk"]
+        body = item["body"]
+        if not isinstance(body, bytes):
+            raise TypeError("no body")
+        return VersionRow(
+            id=sk[2:-13],
+            seq=int(item["seq"]),
+            content_hash=_hex(item["contentHash"]),
+            entry_hash=_hex(item["entryHash"]),
+            record=decompress(body),
+            end_seq=int(item["endSeq"]),
+            zone=item.get("zone"),
+            knowledge=item.get("kk"),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptStore(f"version {item.get('sk')} does not decode: {exc}") from None
 
 
 def decode_file(item: dict[str, Any]) -> FileRow:
@@ -314,17 +346,101 @@ class RowStore:
                 yield decode_row(item)
 
     def with_knowledge(self, ref: PackageRef, knowledge: str) -> list[LogRow]:
-        """Active rows whose text (or an older version folded into them) has this knowledge key.
+        """Rows not forgotten (active or ended) whose text (or an older version folded into them) has
+        this knowledge key.
 
         A filtered Query over the package's rows: O(package), run by forget only (rare)."""
         return list(
             self.rows(
                 ref,
-                FilterExpression="#st = :active AND (#kk = :k OR contains(#pk2, :k))",
+                FilterExpression="#st IN (:active, :ended) AND (#kk = :k OR contains(#pk2, :k))",
                 ExpressionAttributeNames={"#st": "state", "#kk": "kk", "#pk2": "pastKeys"},
-                ExpressionAttributeValues={":active": {"S": "active"}, ":k": {"S": knowledge}},
+                ExpressionAttributeValues={
+                    ":active": {"S": "active"},
+                    ":ended": {"S": "ended"},
+                    ":k": {"S": knowledge},
+                },
             )
         )
+
+    def with_version_knowledge(self, ref: PackageRef, knowledge: str) -> list[LogRow]:
+        """Rows not forgotten whose ended versions have this knowledge key (a forget of that knowledge
+        erases those memories whole). A filtered Query over the package's ended versions (few)."""
+        ids: set[str] = set()
+        for item in self.db.query(
+            self.table,
+            ref.pk,
+            prefix="v#",
+            FilterExpression="#kk = :k",
+            ExpressionAttributeNames={"#kk": "kk"},
+            ExpressionAttributeValues={":k": {"S": knowledge}},
+        ):
+            ids.add(decode_version(item).id)
+        rows = [self.get(ref, rid) for rid in sorted(ids)]
+        return [r for r in rows if r is not None and not r.forgotten]
+
+    # ------------------------------------------------------------------ ended versions
+
+    def versions(self, ref: PackageRef, record_id: str) -> list[VersionRow]:
+        """The ended versions of one memory, oldest first (one Query on the package key)."""
+        prefix = f"v#{record_id}#"
+        return [
+            decode_version(it)
+            for it in self.db.query(self.table, ref.pk, prefix=prefix)
+            if len(it["sk"]) == len(prefix) + 12  # not the versions of an id that extends this one
+        ]
+
+    def all_versions(self, ref: PackageRef) -> Iterator[VersionRow]:
+        """Every ended version of the package, by id then seq."""
+        for item in self.db.query(self.table, ref.pk, prefix="v#"):
+            yield decode_version(item)
+
+    def version_request(self, ref: PackageRef, row: LogRow, end_seq: int) -> Request:
+        """Keep ``row``'s current version as an ended version (before the row is overwritten)."""
+        assert row.record is not None
+        item = {
+            "pk": ref.pk,
+            "sk": version_key(row.id, row.seq),
+            "seq": row.seq,
+            "contentHash": bytes.fromhex(row.content_hash),
+            "entryHash": bytes.fromhex(row.entry_hash),
+            "zone": row.zone,
+            "kk": row.knowledge,
+            "body": compress(row.record),
+            "endSeq": end_seq,
+        }
+        return self.table, {"PutRequest": {"Item": to_item(item)}}
+
+    def slot_delete_request(self, ref: PackageRef, slot: str) -> Request:
+        sk = f"s#{slot}"
+        return self.table, {"DeleteRequest": {"Key": key(self.layout.pk_for(ref, sk), sk)}}
+
+    def delete_version_requests(self, ref: PackageRef, items: Sequence[VersionRow]) -> list[Request]:
+        return [(self.table, {"DeleteRequest": {"Key": key(ref.pk, v.key)}}) for v in items]
+
+    def ended_request(self, ref: PackageRef, row: LogRow, entry: logcore.Entry) -> list[Request]:
+        """The row of a memory whose validity ended with no successor: hashes of the ending entry, no
+        body; its slot item removed (the content slot is free for a new memory)."""
+        shards = self.layout.count(ref)
+        item = {
+            "pk": self.layout.pk_for(ref, row.key, shards),
+            "sk": row.key,
+            "seq": entry.seq,
+            "contentHash": bytes.fromhex(entry.content_hash),
+            "entryHash": bytes.fromhex(entry.hash),
+            "zone": row.zone,
+            "cbf": row.cbf,
+            "kk": row.knowledge,
+            "state": "ended",
+            "pastSlots": [*row.past_slots, *([row.slot] if row.slot else [])][-MAX_HISTORY:] or None,
+            "pastIds": row.past_ids[-MAX_HISTORY:] or None,
+            "pastKeys": row.past_keys[-MAX_HISTORY:] or None,
+        }
+        out: list[Request] = [(self.table, {"PutRequest": {"Item": to_item(item)}})]
+        if row.slot:
+            sk = f"s#{row.slot}"
+            out.append((self.table, {"DeleteRequest": {"Key": key(self.layout.pk_for(ref, sk, shards), sk)}}))
+        return out
 
     def list_active(
         self,
@@ -356,10 +472,10 @@ class RowStore:
             if not start.startswith("r#"):
                 raise ValueError("invalid cursor")
         names = {"#lk": "sk", "#lb": "body", "#ls": "state", "#lq": "trust", "#la": "actor", "#lg": "agent"}
-        values: dict[str, Any] = {":gone": {"S": "tombstoned"}}
+        values: dict[str, Any] = {":gone": {"S": "tombstoned"}, ":ended": {"S": "ended"}}
         # Not "state = active": a row whose state is missing or unknown comes back and is refused as
         # corrupt below (a mangled row is reported, never silently left out).
-        condition = "(attribute_not_exists(#ls) OR #ls <> :gone)"
+        condition = "(attribute_not_exists(#ls) OR NOT #ls IN (:gone, :ended))"
         if zone is not None:
             names["#lz"], values[":zone"] = "zone", {"S": zone}
             condition += " AND #lz = :zone"

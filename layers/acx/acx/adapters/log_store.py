@@ -1,5 +1,6 @@
-"""The memory log's write operations: append, forget, forget a file, set the operator lock; and the
-reads the use cases share, over the stores the log is composed of.
+"""The memory log's write operations: append, forget, forget a file, supersede and invalidate a
+memory's version, set the operator lock; and the reads the use cases share, over the stores the log
+is composed of.
 
 Each operation prepares what it writes (entry specs and row requests, read under the lease: the rows
 it merged from, the tombstones that refuse it, the rows a forget erases) and hands it to the one
@@ -8,8 +9,8 @@ one transaction, rows, release). Reads that do not write (lookup, listing, files
 row, receipt and checkpoint stores (``rows``, ``receipts``, ``checkpoints``, ``sequencer``); this
 class passes them on as the use cases' one log interface (:class:`acx.usecases.ports.LogPort`), so no
 use case reaches into those stores. Which rows a forget erases and what a tombstone refuses are
-decided by :mod:`acx.core.erasure`; this module and the row store carry the decisions out. Kept as
-one module: the four operations share the commit.
+decided by :mod:`acx.core.erasure` (and what a version may do by :mod:`acx.core.versions`); this
+module and the row store carry the decisions out. Kept as one module: the operations share the commit.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from acx.core.rows import (
     NotFound,
     RecordWrite,
     Tombstones,
+    VersionRow,
 )
 
 MAX_ENTRIES_PER_OPERATION = 6000  # several receipt items, one transaction, far below 4 MB
@@ -242,6 +244,9 @@ class LogStore:
     def rows_by_key(self, ref: PackageRef, keys: Sequence[str]) -> list[LogRow | FileRow]:
         return self.rows.by_keys(ref, keys)
 
+    def all_versions(self, ref: PackageRef) -> Iterator[VersionRow]:
+        return self.rows.all_versions(ref)
+
     def witness(self, ref: PackageRef) -> dict[str, Any] | None:
         return self.checkpoints.witness(ref)
 
@@ -361,11 +366,19 @@ class LogStore:
             found.clear()
             found["target"] = target
             same = self.rows.with_knowledge(ref, target.knowledge) if target.knowledge else []
-            victims = erasure.erased_rows(target, same)
+            held = self.rows.with_version_knowledge(ref, target.knowledge) if target.knowledge else []
+            victims = erasure.erased_rows(target, [*same, *held], {r.id for r in held})
             if not victims:
                 raise _Repeat()  # (a first forget cut short left other rows of its knowledge: erased now)
             found["victims"] = victims
-            stones = [tombstones(v) for v in victims] if tombstones else []
+            # every ended version of a victim (or of an id folded into it) is erased too, and its text
+            # refused like the current one
+            ended = {
+                v.id: [x for i in dict.fromkeys([v.id, *v.past_ids]) for x in self.rows.versions(ref, i)]
+                for v in victims
+            }
+            versions = [x.as_row() for v in victims for x in ended[v.id]]
+            stones = [tombstones(v) for v in [*victims, *versions]] if tombstones else []
             found["keys"] = list(dict.fromkeys(k for st in stones for k in st.knowledge))
             specs = [
                 EntrySpec(
@@ -387,6 +400,7 @@ class LogStore:
                 op = (entries[0].seq, entries[-1].seq)
                 for v, e in zip(victims, entries, strict=True):
                     out += self.rows.erase_requests(ref, v, e, op)
+                    out += self.rows.delete_version_requests(ref, ended[v.id])
                 return _unique(out)  # one BatchWriteItem may not name a key twice
 
             return Prepared(specs, requests)
@@ -460,6 +474,93 @@ class LogStore:
             return found["file"], plan
         except _Repeat:
             return found["file"], None
+
+    # ------------------------------------------------------------------ versions (supersede, invalidate)
+    #
+    # A supersede or invalidate is one more operation through the same commit: under the lease the
+    # memory's row must still be the version the caller decided on (``expected``: its seq), else
+    # Conflict (re-read, decide again). Its entry covers that version's entry. Rows: the old version
+    # is kept as a ``v#<id>#<seq>`` item first, then the row is rewritten (the new version, or
+    # ``ended`` with no body), then the old slot item goes. A crash between receipt and rows leaves
+    # an orphan entry (benign, reported by verify) and the old version still current: the retry
+    # supersedes it again.
+
+    def supersede(
+        self,
+        ref: PackageRef,
+        actor: str,
+        write: RecordWrite,
+        expected: int,
+        extra: tuple[tuple[str, str], ...] = (),
+        expected_slots: dict[str, str | None] | None = None,
+        guard: Guard | None = None,
+    ) -> AppendResult:
+        """Receipt a ``supersede`` entry covering the memory's current version, keep that version as
+        an ended version, and write ``write`` as the current one (``extra``: validFrom)."""
+        new = prepare(write)
+
+        def prepare_(head: HeadState) -> Prepared:
+            old = self._current(ref, write.id, expected)
+            if not self.rows.unchanged(ref, {}, expected_slots or {}):
+                raise Conflict("a slot changed since it was read")
+            if guard is not None and head.may_have_tombstones:
+                guard()
+            spec = EntrySpec(
+                "supersede", write.zone, new.content_hash, old.key, logcore.Covers(old.seq, old.entry_hash),
+                extra=extra,
+            )  # fmt: skip
+
+            def requests(entries: list[logcore.Entry]) -> Iterable[Request]:
+                out: list[Request] = [self.rows.version_request(ref, old, entries[0].seq), BARRIER]
+                out += self.rows.write_requests(ref, entries, {old.key: new}, {}, ())
+                if old.slot and old.slot != write.slot:
+                    out.append(self.rows.slot_delete_request(ref, old.slot))
+                return out
+
+            return Prepared([spec], requests)
+
+        plan, text = self._commit(ref, actor, prepare_)
+        return AppendResult(plan.first_seq, plan.size - 1, plan.size, text)
+
+    def invalidate(
+        self,
+        ref: PackageRef,
+        actor: str,
+        record_id: str,
+        expected: int,
+        content_hash: str,
+        extra: tuple[tuple[str, str], ...] = (),
+    ) -> AppendResult:
+        """Receipt an ``invalidate`` entry (``content_hash``: of the reason; ``extra``: validUntil)
+        covering the current version, keep that version as an ended version, mark the row ``ended``."""
+
+        def prepare_(head: HeadState) -> Prepared:
+            old = self._current(ref, record_id, expected)
+            spec = EntrySpec(
+                "invalidate", old.zone or "save", content_hash, old.key,
+                logcore.Covers(old.seq, old.entry_hash), extra=extra,
+            )  # fmt: skip
+
+            def requests(entries: list[logcore.Entry]) -> Iterable[Request]:
+                e = entries[0]
+                keep = self.rows.version_request(ref, old, e.seq)
+                return [keep, BARRIER, *self.rows.ended_request(ref, old, e)]
+
+            return Prepared([spec], requests)
+
+        plan, text = self._commit(ref, actor, prepare_)
+        return AppendResult(plan.first_seq, plan.size - 1, plan.size, text)
+
+    def _current(self, ref: PackageRef, record_id: str, expected: int) -> LogRow:
+        """The memory's row, read under the lease: still active at the seq the caller decided on."""
+        row = self.rows.get(ref, record_id)
+        if row is None or not row.active or row.seq != expected or row.record is None:
+            raise Conflict("the memory changed since it was read")
+        return row
+
+    def memory_versions(self, ref: PackageRef, record_id: str) -> list[VersionRow]:
+        """The ended versions of one memory (history and as-of reads)."""
+        return self.rows.versions(ref, record_id)
 
     # ------------------------------------------------------------------ operator lock (scope admin)
     #

@@ -57,6 +57,8 @@ MAX_INLINE_BYTES: Final = 5 * 1024 * 1024  # POST .../bundles
 MAX_UPLOAD_BYTES: Final = 100 * 1024 * 1024  # presigned PUT
 MAX_SMALL_BODY_BYTES: Final = 64 * 1024  # uploads / cartridges request bodies
 MAX_LOCK_BODY_BYTES: Final = 4 * 1024
+MAX_UPDATE_BODY_BYTES: Final = 1024 * 1024 + 4096  # one record (<= 1 MiB raw) and validFrom
+MAX_REASON: Final = 1000  # an invalidate's reason (scrubbed, hashed into the entry, never stored)
 MAX_LOCK_REASON: Final = 256
 MAX_IDEMPOTENCY_KEY: Final = 128
 MAX_CURSOR: Final = 2048

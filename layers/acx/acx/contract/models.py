@@ -50,6 +50,23 @@ class LockRequest(_Closed):
     reason: Annotated[StrictStr, Field(max_length=c.MAX_LOCK_REASON)] | None = None
 
 
+class UpdateRequest(_Closed):
+    """``PUT .../memories/{id}``: the full corrected record (same id) and when it became true
+    (default: the entry's record time). The record itself is checked by the use case, which names
+    every problem."""
+
+    record: dict[str, Any]
+    validFrom: StrictStr | None = None
+
+
+class InvalidateRequest(_Closed):
+    """``POST .../memories/{id}/invalidate``: why (scrubbed; the entry holds only its hash) and when
+    the memory stopped being true (default: the entry's record time)."""
+
+    reason: Annotated[StrictStr, Field(min_length=1, max_length=c.MAX_REASON)]
+    validUntil: StrictStr | None = None
+
+
 class TokenRequest(_Closed):
     """``POST /local/token`` (local stack only)."""
 
@@ -145,6 +162,15 @@ class ForgottenHit(_Closed):
     forgetSeq: StrictInt | None
 
 
+class KeptField(_Closed):
+    """A field of a same-id upload that the merge did not take (it kept the stored value), and why:
+    the reason names ``PUT .../memories/{id}``, the route that corrects a memory."""
+
+    id: StrictStr
+    field: StrictStr
+    reason: StrictStr
+
+
 class IngestSummary(_Closed):
     accepted: StrictInt
     merged: StrictInt
@@ -154,6 +180,7 @@ class IngestSummary(_Closed):
     checkpoint: StrictStr | None
     bundle: StrictStr | None
     skipped: list[ForgottenHit] = []
+    kept: list[KeptField] = []
 
 
 class UploadCreated(_Closed):
@@ -214,6 +241,43 @@ class Memory(_Closed):
     trust: Literal["candidate", "belief"] = "belief"
     author: Author | None = None
     reviewer: StrictStr | None = None
+
+
+class CoveredEntry(_Closed):
+    seq: StrictInt
+    hash: StrictStr
+
+
+class UpdateResult(_Closed):
+    id: StrictStr
+    seq: StrictInt
+    supersedes: CoveredEntry
+    validFrom: StrictStr
+
+
+class InvalidateResult(_Closed):
+    id: StrictStr
+    seq: StrictInt
+    validUntil: StrictStr
+
+
+class MemoryVersion(_Closed):
+    """One version of a memory: ``seq`` the entry whose content it holds, ``operation`` what began it
+    (remember | supersede), ``record`` null once forgotten, valid time (``validUntil`` null: still
+    valid) and record time (``recordedAt``: when the log learned it), and who wrote it."""
+
+    seq: StrictInt
+    operation: Literal["remember", "supersede"]
+    record: dict[str, Any] | None
+    validFrom: StrictStr
+    validUntil: StrictStr | None
+    recordedAt: StrictStr
+    actor: StrictStr
+
+
+class MemoryHistory(_Closed):
+    id: StrictStr
+    versions: list[MemoryVersion]
 
 
 class ForgetResult(_Closed):
@@ -457,6 +521,23 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("GET", f"{_P}/memories/search", c.SCOPE_READ, ((200, SearchResponse),)),
     RouteSpec("GET", f"{_P}/memories/{{id}}", c.SCOPE_READ, ((200, Memory),)),
     RouteSpec(
+        "PUT",
+        f"{_P}/memories/{{id}}",
+        c.SCOPE_WRITE,
+        ((200, UpdateResult),),
+        (*_AUTH_ERRORS, 409, 422, 423),
+        UpdateRequest,
+    ),
+    RouteSpec("GET", f"{_P}/memories/{{id}}/history", c.SCOPE_READ, ((200, MemoryHistory),)),
+    RouteSpec(
+        "POST",
+        f"{_P}/memories/{{id}}/invalidate",
+        c.SCOPE_WRITE,
+        ((200, InvalidateResult),),
+        (*_AUTH_ERRORS, 409, 422, 423),
+        InvalidateRequest,
+    ),
+    RouteSpec(
         "DELETE", f"{_P}/memories/{{id}}", c.SCOPE_FORGET, ((200, ForgetResult),), (*_AUTH_ERRORS, 409, 423)
     ),
     RouteSpec("DELETE", f"{_P}/memories", c.SCOPE_FORGET, ((200, ForgetResult),), (*_AUTH_ERRORS, 409, 423)),
@@ -515,7 +596,8 @@ STATUS_TEXT: dict[int, str] = {
     401: "Missing, malformed, foreign or expired token",
     403: "The token lacks the route's scope (named in the message)",
     404: "No such package, record or job in the caller's tenant (or no such route)",
-    409: "Conflict: forgotten content, or a request with this Idempotency-Key is in progress",
+    409: "Conflict: forgotten content (or a forgotten memory to update), content that is already another "
+    "memory, or a request with this Idempotency-Key is in progress",
     410: "Revoked",
     413: "Body over the limit",
     422: "Invalid body (path and limit named), or blocked by the scrub gate (with report)",

@@ -7,7 +7,7 @@ written once. Tombstones hold keyed hashes only (:mod:`acx.core.forgetting`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from acx.core import forgetting
 from acx.core.rows import LogRow, Tombstones
@@ -30,18 +30,29 @@ def target_by_content_hash(rows: Iterable[LogRow], content_hash: str) -> LogRow 
 
 
 def holds_knowledge(row: LogRow, knowledge: str) -> bool:
-    """Whether an active row's text, or an older version folded into it, has this knowledge key."""
-    return row.active and (row.knowledge == knowledge or knowledge in row.past_keys)
+    """Whether a row not yet forgotten (active, or ``ended`` by an invalidate: its versions still
+    hold text) has this knowledge key in its text or an older version folded into it."""
+    return not row.forgotten and (row.knowledge == knowledge or knowledge in row.past_keys)
 
 
-def erased_rows(target: LogRow, same_knowledge: Iterable[LogRow]) -> list[LogRow]:
-    """The rows a forget of ``target`` erases, target first: the target if it is active, then every
-    other active row holding the target's knowledge key (both tiers, whatever their id). Empty: the
-    forget was already done, its answer is the first forget's. ``same_knowledge`` is what the store
-    read for that key; rows that do not hold it are ignored."""
-    out = [target] if target.active else []
+def erased_rows(
+    target: LogRow, same_knowledge: Iterable[LogRow], in_versions: Collection[str] = ()
+) -> list[LogRow]:
+    """The rows a forget of ``target`` erases, target first: the target unless already forgotten
+    (an invalidated memory still holds its versions' text), then every other such row holding the
+    target's knowledge key (both tiers, whatever their id), or one of the ``in_versions`` ids, whose
+    ended versions hold it (:mod:`acx.core.versions`). Empty: the forget was already done, its answer
+    is the first forget's. ``same_knowledge`` is what the store read for that key; rows that do not
+    hold it are ignored."""
+    out = [] if target.forgotten else [target]
     if target.knowledge:
-        out += [r for r in same_knowledge if r.id != target.id and holds_knowledge(r, target.knowledge)]
+        seen = {target.id}
+        for r in same_knowledge:
+            if r.id not in seen and (
+                holds_knowledge(r, target.knowledge) or (r.id in in_versions and not r.forgotten)
+            ):
+                seen.add(r.id)  # a row the store read twice (its text and a version) is erased once
+                out.append(r)
     return out
 
 

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from acx.core import dsse
-from acx.core.cartridge import CartridgeError, CartridgeWriter, log_attestation, memory_payload
+from acx.core.cartridge import CartridgeError, CartridgeWriter, log_attestation, memory_payload, validity
+from acx.core.cartridge.format import now_rfc3339
 from acx.core.cartridge.log_attestation import InclusionEntry
 from acx.core.checkpoint import parse_checkpoint, verify_checkpoint
 from acx.core.embedding import embed_record, engine_descriptor
@@ -45,6 +46,8 @@ class EntryProof:
 
 
 Inclusion = Callable[[str], EntryProof | None]  # record id -> its proof (None: not in the checkpoint)
+#: record id -> its version's validity entry (:mod:`acx.core.cartridge.validity`), None: unknown
+Validity = Callable[[str], dict[str, Any] | None]
 
 
 class ExportBlocked(Exception):
@@ -118,6 +121,8 @@ def build_cartridge(
     provenance_instance_id: str | None = None,
     meta: dict[str, str] | None = None,
     cartridge_id: str | None = None,
+    validity_of: Validity | None = None,
+    exported_at: str | None = None,
 ) -> ExportResult:
     """Write and sign a cartridge at ``path``; raise :class:`ExportBlocked` if the gate blocks.
 
@@ -128,6 +133,9 @@ def build_cartridge(
     ``counts['inclusion']`` says which record had none.
     ``cartridge_id`` becomes the signed ``acx.cartridge_id`` (and the Statement's subject name), so
     the id the service hands out is the one the signature covers.
+    ``validity_of(record_id)``: the exported version's valid time and lineage; when any ROM memory
+    has changed (more than one version, or a given valid time), the memory-versions extension is
+    embedded as the ROM file ``rom/attestations/memory-versions.json`` (:mod:`acx.core.cartridge.validity`).
     """
     engine = engine_descriptor()
     gate = _Gate(forbidden)
@@ -137,6 +145,7 @@ def build_cartridge(
         cp = verify_checkpoint(checkpoint, verifier_key) if verifier_key else parse_checkpoint(checkpoint)
         cp_size = cp.size
     proofs: list[InclusionEntry] = []
+    valid: list[dict[str, Any]] = []
     proof_note: str | None = None if checkpoint and verifier_key and inclusion else "no checkpoint given"
     with CartridgeWriter(
         path, artifact_id=artifact_id, artifact_version=artifact_version, embedding_engine=engine, meta=meta
@@ -158,6 +167,10 @@ def build_cartridge(
                 continue
             payload, _ = memory_payload(record, zone)
             batch.append((record, zone, payload))
+            if zone == "rom" and validity_of is not None:
+                entry_validity = validity_of(str(record["id"]))
+                if entry_validity is not None:
+                    valid.append(entry_validity)
             if zone == "rom" and proof_note is None:
                 assert inclusion is not None
                 entry = _proof_entry(str(record["id"]), record, inclusion(str(record["id"])), cp_size)
@@ -182,6 +195,8 @@ def build_cartridge(
             raise ExportBlocked(_merged_report(gate))
         for cap in capabilities:
             writer.add_capability(cap)
+        if any(v.get("versions", 1) > 1 or v.get("supersedes") for v in valid):
+            validity.write(writer, validity.document(exported_at or now_rfc3339(), valid))
         inclusion_info: dict[str, Any] = {"embedded": False}
         if proof_note is None:
             assert checkpoint is not None and verifier_key is not None

@@ -81,13 +81,14 @@ class FileWrite:
 
 @dataclass(frozen=True)
 class LogRow:
-    """A memory row as stored: ``record`` is None once forgotten (state ``tombstoned``)."""
+    """A memory row as stored: ``record`` is None once forgotten (state ``tombstoned``) or once its
+    validity ended with no successor (state ``ended``: its last version moved to a :class:`VersionRow`)."""
 
     id: str
     seq: int
     content_hash: str
     entry_hash: str
-    state: str  # active | tombstoned
+    state: str  # active | ended | tombstoned
     record: dict[str, Any] | None
     slot: str | None = None
     zone: str | None = None
@@ -112,6 +113,42 @@ class LogRow:
     @property
     def active(self) -> bool:
         return self.state == "active"
+
+    @property
+    def forgotten(self) -> bool:
+        return self.state == "tombstoned"
+
+
+@dataclass(frozen=True)
+class VersionRow:
+    """An ended version of a memory (``v#<id>#<seq>``): the content of the entry at ``seq`` that a
+    ``supersede`` or ``invalidate`` entry at ``end_seq`` ended. Kept for history and as-of reads;
+    a forget of the memory deletes it."""
+
+    id: str
+    seq: int
+    content_hash: str
+    entry_hash: str
+    record: dict[str, Any]
+    end_seq: int
+    zone: str | None = None
+    knowledge: str | None = None
+
+    @property
+    def key(self) -> str:
+        return version_key(self.id, self.seq)
+
+    def as_row(self) -> LogRow:
+        """The version as a row of its memory (what a forget's tombstones are computed from)."""
+        return LogRow(
+            self.id, self.seq, self.content_hash, self.entry_hash, "active", self.record,
+            zone=self.zone, knowledge=self.knowledge,
+        )  # fmt: skip
+
+
+def version_key(record_id: str, seq: int) -> str:
+    """The sort key of a memory's ended version: by id, then seq (zero-padded: sorts in log order)."""
+    return f"v#{record_id}#{seq:012d}"
 
 
 @dataclass(frozen=True)

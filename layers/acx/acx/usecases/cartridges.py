@@ -10,7 +10,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from acx.core import merkle
@@ -107,6 +107,7 @@ def run_export(deps: Deps, tenant: str, package: str, cartridge_id: str) -> dict
                 artifact_id=f"{tenant}/{package}",
                 artifact_version=str(size),
                 cartridge_id=cartridge_id,  # the id the API returns is the one the signature covers
+                validity_of=_validity(deps, ref),
             )
         except ExportBlocked as exc:
             report = exc.report.to_dict()
@@ -188,6 +189,37 @@ def _rows_with_proofs(
         return EntryProof(seq, size, [p.hex() for p in path], entry_hash)
 
     return records(), proof
+
+
+def _validity(deps: Deps, ref: PackageRef) -> Callable[[str], dict[str, Any] | None]:
+    """Per memory id, the current version's valid time and lineage (the memory-versions extension),
+    from the package's entries, read once when the export asks for the first one (O(log), like the
+    leaf hashes the inclusion proofs read)."""
+    from acx.core import versions
+
+    table: dict[str, dict[str, Any]] = {}
+
+    def of(record_id: str) -> dict[str, Any] | None:
+        if not table:
+            for rid, entries in versions.by_memory(deps.log.entries(ref)).items():
+                history = versions.versions(entries)
+                current = history[-1] if history and history[-1].current else None
+                if current is None:
+                    continue
+                began = next((e for e in entries if e.seq == current.first_seq), None)
+                covers = began.covers if began is not None and began.operation == "supersede" else None
+                table[rid] = {
+                    "memoryId": rid,
+                    "contentHash": current.content_hash,
+                    "seq": current.seq,
+                    "validFrom": current.valid_from,
+                    "versions": len(history),
+                    "supersedes": {"seq": covers.seq, "hash": covers.hash} if covers else None,
+                }
+            table.setdefault("", {})  # read once, even for a package with no memory entries
+        return table.get(record_id)
+
+    return of
 
 
 def describe_cartridge(job: dict[str, Any]) -> dict[str, Any]:

@@ -43,6 +43,8 @@ class IngestSummary:
     checkpoint: str | None
     bundle: str | None
     skipped: list[forgetting.Hit] = field(default_factory=list)
+    # per same-id record whose text the merge did not take: which field it kept and how to correct it
+    kept: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -228,6 +230,8 @@ def _merge_and_append(
         except MergeConflict as exc:
             raise ServiceError(422, "merge_conflict", str(exc)) from None
         changed = _changed_files(deps, ref, files)
+        rows = reader.rows()  # the stored rows the merge read (active): history of the survivors
+        kept, differing = _kept(ref, records, plan, rows)
         summary = IngestSummary(
             plan.accepted,
             plan.merged,
@@ -238,7 +242,11 @@ def _merge_and_append(
             None,
             None,
             [skipped[i] for i in sorted(skipped)],
+            kept,
         )
+        # a same-id upload whose text differs never reads as unchanged: the merge folded it in
+        summary.unchanged -= differing
+        summary.merged += differing
         if not plan.writes and not plan.retired and not changed:
             if skipped and not records and not files:
                 summary.checkpoint = deps.log.latest_checkpoint(ref)
@@ -256,7 +264,6 @@ def _merge_and_append(
             if hits or refused:
                 raise Forgotten(hits, refused)
 
-        rows = reader.rows()
         writes = [
             _write(
                 r, slot, forgetting.knowledge_key(keyer, r.get("title"), r.get("summary")), plan, rows, policy
@@ -296,6 +303,35 @@ def _merge_and_append(
     raise ServiceError(
         503, "contention", "too many concurrent writers on this package; retry", headers={"Retry-After": "1"}
     )
+
+
+MAX_KEPT_REPORTED = 1000
+
+
+def _kept(
+    ref: PackageRef, records: list[dict[str, Any]], plan: Any, stored: dict[str, LogRow]
+) -> tuple[list[dict[str, str]], int]:
+    """What the merge kept instead of each incoming record's text (a same-id upload, or a record
+    folded into another), and how many of those records the plan counted as unchanged."""
+    from acx.core.versions import kept as kept_fields
+
+    final = {w["id"]: w for w in plan.writes}
+    into = {rid: sid for sid, ids in plan.absorbed.items() for rid in ids}
+    out: list[dict[str, str]] = []
+    differing = 0
+    for r in records:
+        rid = r["id"]
+        survivor = final.get(rid) or final.get(into.get(rid, ""))
+        if survivor is None:
+            row = stored.get(rid)
+            survivor = row.record if row is not None else None
+        if survivor is None:
+            continue
+        fields = kept_fields(r, survivor, f"/v1/packages/{ref.package}/memories/{survivor['id']}")
+        if fields:
+            differing += rid not in final and rid in stored
+            out += fields
+    return out[:MAX_KEPT_REPORTED], differing
 
 
 def _index(deps: Deps, ref: PackageRef, plan: Any, *, new_package: bool) -> None:

@@ -31,6 +31,7 @@ from acx.core.rows import (
     Lookup,
     RecordWrite,
     Tombstones,
+    VersionRow,
 )
 
 if TYPE_CHECKING:
@@ -284,7 +285,47 @@ class VerifiableLog(Protocol):
         ...
 
 
-class LogPort(LogHeads, LogRecords, LogWrites, VerifiableLog, Protocol):
+class LogVersions(Protocol):
+    """Memories that change (:mod:`acx.core.versions`): a supersede or invalidate is one more serialized
+    commit, receipt first, its entry covering the version it ends; ended versions stay readable."""
+
+    def supersede(
+        self,
+        ref: PackageRef,
+        actor: str,
+        write: RecordWrite,
+        expected: int,
+        extra: tuple[tuple[str, str], ...] = (),
+        expected_slots: dict[str, str | None] | None = None,
+        guard: Guard | None = None,
+    ) -> AppendResult:
+        """Write ``write`` as the memory's new version, the current one (at seq ``expected``, else
+        ``Conflict``) kept as an ended version; ``guard`` as for :meth:`LogWrites.append`."""
+        ...
+
+    def invalidate(
+        self,
+        ref: PackageRef,
+        actor: str,
+        record_id: str,
+        expected: int,
+        content_hash: str,
+        extra: tuple[tuple[str, str], ...] = (),
+    ) -> AppendResult:
+        """End the current version (at seq ``expected``, else ``Conflict``) with no successor: kept as
+        an ended version, the row ``ended``."""
+        ...
+
+    def memory_versions(self, ref: PackageRef, record_id: str) -> list[VersionRow]:
+        """The ended versions of one memory, oldest first."""
+        ...
+
+    def all_versions(self, ref: PackageRef) -> Iterator[VersionRow]:
+        """Every ended version of the package, by id then seq (O(versions))."""
+        ...
+
+
+class LogPort(LogHeads, LogRecords, LogWrites, LogVersions, VerifiableLog, Protocol):
     """The memory log as the use cases see it: one interface, no stores behind it to reach into."""
 
 

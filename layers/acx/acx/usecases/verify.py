@@ -22,10 +22,13 @@ from acx.core import merkle
 from acx.core.checkpoint import CheckpointError, verify_checkpoint
 from acx.core.log import Entry
 from acx.core.package import PackageRef
-from acx.core.rows import CorruptStore, FileRow
+from acx.core.rows import CorruptStore, FileRow, VersionRow
 from acx.usecases.ports import VerifiableLog
 
 MAX_ORPHANS_REPORTED = 100
+#: The operation a row's entry must have, by the row's state: a current version was remembered or
+#: superseded into place, an ended row was invalidated, a tombstoned row forgotten.
+_WANT = {"active": ("remember", "supersede"), "ended": ("invalidate",), "tombstoned": ("forget",)}
 
 
 Store = VerifiableLog  # what the verifier reads (acx.usecases.ports)
@@ -256,7 +259,7 @@ def _check_rows(
             raise _Broken(seq, "row-without-receipt", f"row {sk} names entry {seq}, which no receipt holds")
         if entry.hash != row.entry_hash or entry.content_hash != row.content_hash or entry.key != sk:
             raise _Broken(seq, "row-receipt-mismatch", f"row {sk} does not match its receipt entry")
-        want = "remember" if row.active else "forget"
+        want = _WANT.get(row.state, ("remember",))
         if isinstance(row, FileRow):
             if row.active and (
                 row.content is None or logcore.file_content_hash(row.path, row.content) != row.content_hash
@@ -269,13 +272,42 @@ def _check_rows(
                 raise _Broken(seq, "content-hash", f"row {sk} plaintext does not hash to its content hash")
         elif row.holds_plaintext:
             raise _Broken(seq, "plaintext-after-forget", f"tombstoned row {sk} still holds plaintext")
-        if entry.operation != want:
+        if entry.operation not in want:
             raise _Broken(
                 seq, "row-receipt-mismatch", f"{row.state} row {sk} points at a {entry.operation} entry"
             )
     result.rows = len(rows)
     orphans = [seq for key, seq in latest.items() if seen.get(key, -1) < seq]
     result.orphans = sorted(orphans)
+    versions = getattr(store, "all_versions", None)  # a store without ended versions has none
+    if versions is not None:
+        for version in versions(ref):
+            _check_version(version, by_seq, start)
+
+
+def _check_version(v: VersionRow, by_seq: dict[int, Entry], start: int) -> None:
+    """An ended version must hash to a remember/supersede entry of its memory, and the entry that
+    ended it must be a supersede or invalidate covering that entry."""
+    entry, end = by_seq.get(v.seq), by_seq.get(v.end_seq)
+    if entry is None and not start:
+        raise _Broken(
+            v.seq, "row-without-receipt", f"version {v.key} names entry {v.seq}, not in the receipts"
+        )
+    if entry is not None and (
+        entry.key != f"r#{v.id}"
+        or entry.hash != v.entry_hash
+        or entry.content_hash != v.content_hash
+        or entry.operation not in ("remember", "supersede")
+    ):
+        raise _Broken(v.seq, "row-receipt-mismatch", f"version {v.key} does not match its receipt entry")
+    if logcore.content_hash(v.record) != v.content_hash:
+        raise _Broken(v.seq, "content-hash", f"version {v.key} plaintext does not hash to its content hash")
+    if end is None and not start:
+        raise _Broken(v.end_seq, "row-without-receipt", f"version {v.key} names end entry {v.end_seq}")
+    if end is not None and (
+        end.operation not in ("supersede", "invalidate") or end.covers is None or end.covers.seq != v.seq
+    ):
+        raise _Broken(v.end_seq, "row-receipt-mismatch", f"version {v.key} was not ended by its entry")
 
 
 def verify_all(

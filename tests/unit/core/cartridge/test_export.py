@@ -154,3 +154,41 @@ def test_package_files_cannot_pose_as_the_log_attestation(tmp_path: Path) -> Non
     with pytest.raises(CartridgeError, match="reserved"):
         _build(tmp_path / "a.acx", LocalEd25519Signer(), files=forged)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_validity_of_changed_rom_memories_travels_in_a_bound_rom_file(tmp_path: Path) -> None:
+    """The memory-versions extension: written when a ROM memory has history, ROM memories only,
+    bound by the manifest, and ignored by trust (the verdict is the same as without it)."""
+    from acx.core.cartridge import strip_to_rom, validity
+
+    def validity_of(rid: str) -> dict:
+        changed = rid == "m-1"
+        return {
+            "memoryId": rid,
+            "contentHash": "c" * 64,
+            "seq": 4 if changed else 0,
+            "validFrom": "2026-02-01T00:00:00Z",
+            "versions": 2 if changed else 1,
+            "supersedes": {"seq": 1, "hash": "e" * 64} if changed else None,
+        }
+
+    signer = LocalEd25519Signer()
+    path = tmp_path / "v.acx"
+    _build(
+        path, signer, include_field_learned=True, validity_of=validity_of, exported_at="2026-03-01T00:00:00Z"
+    )
+    with CartridgeReader(path) as r:
+        doc = validity.read(r)
+        assert any(e["sourceRef"] == validity.VALIDITY_FILE for e in r.manifest())
+    assert doc is not None and doc["asOf"] == "2026-03-01T00:00:00Z"
+    assert [m["memoryId"] for m in doc["memories"]] == ["m-0", "m-1", "m-3"]  # the SAVE m-2 stays out
+    assert evaluate(path).verdict == "portable"  # signature valid, as without the extension
+    before, after = strip_to_rom(path, tmp_path / "rom.acx")
+    assert before == after
+    with CartridgeReader(tmp_path / "rom.acx") as r:
+        assert validity.read(r) == doc
+
+    unchanged = tmp_path / "u.acx"  # nothing changed anywhere: no extension
+    _build(unchanged, signer, validity_of=lambda rid: {**validity_of("m-0"), "memoryId": rid})
+    with CartridgeReader(unchanged) as r:
+        assert validity.read(r) is None
