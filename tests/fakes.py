@@ -734,6 +734,7 @@ class ChainedLog:
             write.id, e.seq, e.content_hash, e.hash, "active", write.record, write.slot, write.zone,
             tags=list(write.record.get("tags", [])), past_slots=list(write.past_slots),
             past_ids=list(write.past_ids), knowledge=write.knowledge, past_keys=list(write.past_keys),
+            trust=e.payload.get("trust", "belief"), actor=e.payload["actor"], agent=e.payload.get("agent"),
         )  # fmt: skip
         return AppendResult(
             plan.first_seq, plan.size - 1, plan.size, self.checkpoints.at(ref, plan.size) or ""

@@ -245,3 +245,18 @@ def test_bad_filters_and_policies_are_refused_with_their_path(deps) -> None:
             call()
         assert exc.value.path == path
     assert ids(recall.recall(deps, "t1", "notes", trust="belief", agent=None)) == ["a1"]
+
+
+def test_a_correction_under_review_is_a_candidate_too(deps) -> None:
+    from acx.usecases import versions
+
+    write(deps, AGENT_1, memory("m1", title="Deploy on Fridays", summary="Nothing ever breaks."))
+    review.set_policy(deps, "t1", "notes", ADMIN, "required")
+    fixed = memory("m1", title="Never deploy on Fridays", summary="Something always breaks.")
+    versions.update(deps, "t1", "notes", AGENT_2.actor, "m1", fixed)
+    # denial: the unreviewed correction does not reach default reads ...
+    assert ids(recall.recall(deps, "t1", "notes")) == []
+    # ... positive control: it waits in the queue, and a reviewer's approval makes it the belief
+    assert [i["id"] for i in review.review_queue(deps, "t1", "notes")["items"]] == ["m1"]
+    review.decide(deps, "t1", "notes", REVIEWER, "m1", "approve")
+    assert recall.recall(deps, "t1", "notes")["records"][0]["title"] == "Never deploy on Fridays"

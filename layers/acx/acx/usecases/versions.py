@@ -30,6 +30,7 @@ from acx.core.fingerprint import artifact_fingerprint
 from acx.core.merge import slot_keys
 from acx.core.package import PackageRef
 from acx.core.records import ID_MAX_LENGTH, zone_for, zone_of
+from acx.core.review import DEFAULT_POLICY, entry_state
 from acx.core.rows import Conflict, Forgotten, ListedRecord, LogRow, RecordWrite
 from acx.core.scrub import scan_bundle
 from acx.usecases.deps import Deps
@@ -183,6 +184,7 @@ def update(
         if hits:
             raise Forgotten(hits)
 
+    trust = entry_state(deps.log.policy(ref) or DEFAULT_POLICY, record)  # acx.core.review
     for attempt in range(MAX_CONFLICT_RETRIES):
         row = _row(deps, ref, record_id)
         assert row.record is not None
@@ -212,8 +214,11 @@ def update(
             tuple(dict.fromkeys([*row.past_slots, *([row.slot] if row.slot else [])])),
             tuple(row.past_ids),
             tuple(dict.fromkeys([*row.past_keys, *([row.knowledge] if row.knowledge else [])])),
+            trust,
         )
-        extra = (("validFrom", valid_from),) if valid_from is not None else ()
+        extra: tuple[tuple[str, str], ...] = (("validFrom", valid_from),) if valid_from is not None else ()
+        if trust == "candidate":  # a correction enters as any write does: review first, by policy
+            extra += (("trust", "candidate"),)
         try:
             result = deps.log.supersede(
                 ref, actor, write, row.seq, extra, expected_slots=found.pointers, guard=guard
