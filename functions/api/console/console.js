@@ -9,7 +9,7 @@
   const KEY = "acx.console.token";
   const API = new URL("./", window.location.href); // /console -> the API's root (works under a stage prefix too)
   const $ = (id) => document.getElementById(id);
-  const state = { pkg: null, items: [], cursor: null, index: 0, busy: false, decided: 0, local: false };
+  const state = { pkg: null, items: [], cursor: null, index: 0, inFlight: 0, decided: 0, local: false };
 
   function token() { return window.sessionStorage.getItem(KEY); }
 
@@ -76,7 +76,7 @@
     $("logout").hidden = false;
     $("login").hidden = true;
     $("app").hidden = false;
-    await loadPackages();
+    await loadPackages(false);
   }
 
   $("token-form").addEventListener("submit", (ev) => {
@@ -116,8 +116,8 @@
   }
 
   // --- packages
-  async function loadPackages() {
-    say("Loading packages...");
+  async function loadPackages(quiet) {
+    if (!quiet) say("Loading packages...");
     const res = await api("GET", "v1/packages?limit=200");
     const tbody = $("packages");
     tbody.replaceChildren();
@@ -140,14 +140,16 @@
       tr.append(name, el("td", p.records), el("td", p.logSize), el("td", p.locked ? "yes" : "no"));
       tbody.append(tr);
     }
-    say(res.body.packages.length + " package(s).");
+    if (!quiet) say(res.body.packages.length + " package(s).");
     if (!state.pkg && res.body.packages.length === 1) openPackage(res.body.packages[0].package);
   }
 
-  $("refresh").addEventListener("click", loadPackages);
+  $("refresh").addEventListener("click", () => loadPackages(false));
 
   async function openPackage(pkg) {
     state.pkg = pkg;
+    state.cursor = null;
+    state.decided = 0;
     for (const tr of $("packages").children) tr.setAttribute("aria-current", String(tr.dataset.pkg === pkg));
     $("pkg-name").textContent = pkg;
     $("package").hidden = false;
@@ -196,7 +198,7 @@
     queue.replaceChildren();
     state.items = [];
     state.index = 0;
-    const res = await api("GET", "v1/packages/" + encodeURIComponent(state.pkg) + "/review?limit=200" + (state.cursor ? "&cursor=" + encodeURIComponent(state.cursor) : ""));
+    const res = await api("GET", "v1/packages/" + encodeURIComponent(state.pkg) + "/review?limit=200"); // decided candidates leave the queue: the next page is the first again
     if (!res.ok) {
       $("review-state").textContent = explain(res.status, res.body, "Review queue");
       $("review-state").className = "bad";
@@ -228,10 +230,9 @@
       queue.append(li);
     });
     queue.setAttribute("role", "listbox");
-    const left = state.items.length;
-    $("review-state").textContent = left
-      ? left + " candidate(s) to review" + (state.cursor ? " (more after these)" : "") + "; " + state.decided + " decided in this session."
-      : "The queue is clear. " + state.decided + " decided in this session.";
+    queue.hidden = !state.items.length;
+    $("review-actions").hidden = !state.items.length;
+    progress();
     select();
   }
 
@@ -249,9 +250,23 @@
     }
   }
 
-  async function decide(decision, record) {
+  // A decision leaves the list at once and is sent in the background, one request after another
+  // (the log takes one writer at a time), so a person typing a-a-a-a never waits for the network and
+  // no keystroke is lost. A refused decision puts its candidate back at the top, with the reason.
+  let sending = Promise.resolve();
+
+  function progress() {
+    const left = state.items.length;
+    const saving = state.inFlight ? "; " + state.inFlight + " saving" : "";
+    $("review-state").textContent = left
+      ? left + " candidate(s) to review" + (state.cursor ? " (more after these)" : "") + "; " + state.decided + " decided in this session" + saving + "."
+      : "The queue is clear. " + state.decided + " decided in this session" + saving + ".";
+  }
+
+  function decide(decision, record) {
     const item = state.items[state.index];
-    if (!item || state.busy) return;
+    if (!item) return;
+    alertText(""); // a new action: the last refusal has been seen
     if (decision === "skip") {
       state.index = (state.index + 1) % state.items.length;
       say("Skipped " + (item.record.title || item.id) + ".");
@@ -259,19 +274,37 @@
       return;
     }
     if (decision === "edit" && !record) { openEditor(item); return; }
-    state.busy = true;
+    const title = item.record.title || item.id;
+    const pkg = state.pkg;
     const body = record ? { decision, record } : { decision };
-    const res = await api("POST", "v1/packages/" + encodeURIComponent(state.pkg) + "/review/" + encodeURIComponent(item.id), body);
-    state.busy = false;
-    if (!res.ok) { alertText(explain(res.status, res.body, "Decision on " + (item.record.title || item.id))); return; }
-    alertText("");
-    state.decided += 1;
-    state.items.splice(state.index, 1);
-    say((decision === "approve" ? "Approved " : decision === "reject" ? "Rejected " : "Edited and approved ") + (item.record.title || item.id) + ".");
-    closeEditor();
-    if (!state.items.length && state.cursor) { await loadQueue(); return; }
-    renderQueue();
-    $("queue").focus();
+    if (decision !== "edit") {
+      state.items.splice(state.index, 1);
+      renderQueue();
+    }
+    state.inFlight += 1;
+    progress();
+    sending = sending.then(async () => {
+      const res = await api("POST", "v1/packages/" + encodeURIComponent(pkg) + "/review/" + encodeURIComponent(item.id), body);
+      state.inFlight -= 1;
+      if (pkg !== state.pkg) return;
+      if (!res.ok) {
+        alertText(explain(res.status, res.body, "Decision on " + title));
+        if (decision !== "edit") { state.items.unshift(item); state.index = 0; renderQueue(); } else { progress(); }
+        return;
+      }
+      if (decision === "edit") {
+        const at = state.items.indexOf(item);
+        if (at >= 0) state.items.splice(at, 1);
+        closeEditor();
+        renderQueue();
+        $("queue").focus();
+      }
+      state.decided += 1;
+      say((decision === "approve" ? "Approved " : decision === "reject" ? "Rejected " : "Edited and approved ") + title + ".");
+      if (!state.inFlight) { loadHealth(false); loadPackages(true); } // the decisions are new log entries
+      if (!state.items.length && state.cursor && !state.inFlight) { await loadQueue(); return; }
+      progress();
+    });
   }
 
   function openEditor(item) {
@@ -290,7 +323,7 @@
     const record = Object.assign({}, item.record, { title: $("edit-title").value, summary: $("edit-summary").value });
     decide("edit", record);
   });
-  $("edit-cancel").addEventListener("click", () => { closeEditor(); $("queue").focus(); });
+  $("edit-cancel").addEventListener("click", () => { closeEditor(); alertText(""); $("queue").focus(); });
 
   for (const b of $("review-actions").querySelectorAll("button")) {
     b.addEventListener("click", () => decide(b.dataset.decision));
@@ -345,8 +378,8 @@
     if (!res.ok) { alertText(explain(res.status, res.body, "Forget " + title)); return; }
     alertText("");
     li.remove();
+    await loadHealth(false); // the forget is a new log entry
     say("Forgot " + title + (res.body.alsoForgotten && res.body.alsoForgotten.length ? " and " + res.body.alsoForgotten.length + " copy(ies)." : "."));
-    loadHealth(false);
   }
 
   probeLocal();
