@@ -1,32 +1,15 @@
 """HTTP API handler: every /v1 route. Thin: parse, check the caller, call one use case, respond.
 
-About 500 lines: one short function per route (the route table is the module); the contract and the
-use cases hold the rules.
+One short function per route (the route table is the module); the contract and the use cases hold
+the rules.
 """
 
 from __future__ import annotations
 
-# ruff: noqa: E402 - the collector is switched off before the imports below (see _COLD_START)
-import gc
-import os
+# ruff: noqa: E402 - acx.coldstart runs before the imports below (it changes how they load)
+from acx import coldstart
 
-# The cold start's collector. Init and the first request build what a function keeps for its life
-# (modules, botocore's service models, clients, numpy, the search index: ~120,000 tracked objects),
-# and the full collections their allocations set off walk all of it again: each one cost 0.06-0.14 s
-# of CPU; off, a search's cold start took about 0.2 s less CPU at load ~7-10 (bench search, cold
-# row). So in Lambda the collector is off from the start of init to the end of the first invocation;
-# then whatever survived is frozen (never walked again; still freed when no longer referenced, by
-# reference counting) and it is back on. What it does NOT bound: reference cycles dropped during
-# init and that first invocation are frozen too and never freed (about 400 objects after a first
-# search). Only where AWS_LAMBDA_FUNCTION_NAME is set (Lambda sets it): tests and the local stack
-# import this module in long-lived processes that may never call the handler.
-_COLD_START = [bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))]
-if _COLD_START[0]:
-    gc.disable()
-    # pydantic scans every installed distribution's entry points for plugins when it builds its first
-    # model (~0.01 s at init with this repo's 109 dev distributions, a few ms with the layer's); the
-    # function uses none. To use one, set PYDANTIC_DISABLE_PLUGINS to "" in the function's environment.
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+coldstart.begin()
 
 import base64
 import binascii
@@ -34,12 +17,6 @@ import hashlib
 import json
 from functools import lru_cache
 from typing import Annotated, Any
-
-from acx.reexports import lazy_reexports
-
-# One resolver and the event classes it reads are loaded, not all of them (see acx.reexports).
-lazy_reexports("aws_lambda_powertools.event_handler")
-lazy_reexports("aws_lambda_powertools.utilities.data_classes")
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
@@ -53,9 +30,8 @@ from acx.observability import logger, metrics
 from acx.usecases.access import Principal, check_package_id, principal_from_event
 from acx.usecases.errors import ServiceError
 
-# Use cases are imported inside the routes, not here: at init only what is imported above loads.
-# Importing them at init added 2.11 s to its 1.58 s init (what bench coldstart times; wall,
-# measured at load average 11.7).
+# Use cases are imported inside the routes, not here: at init only what is imported above loads
+# (bench coldstart times the init).
 
 app = APIGatewayHttpResolver(enable_validation=True)
 
@@ -639,8 +615,7 @@ def on_unexpected(exc: Exception) -> Response:
     return _json(status, {"error": {"code": code, "message": message}}, headers)
 
 
-if _COLD_START[0]:
-    gc.freeze()  # end of init: what it built is kept for the process's life (collector still off)
+coldstart.init_done()
 
 
 @metrics.log_metrics
@@ -650,7 +625,4 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         with deadline.from_lambda_context(context):  # row writes retry throttling until time runs out
             return app.resolve(event, context)
     finally:
-        if _COLD_START[0]:
-            _COLD_START[0] = False
-            gc.freeze()
-            gc.enable()
+        coldstart.first_invocation_done()

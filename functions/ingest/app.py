@@ -18,9 +18,8 @@ from pydantic import BaseModel, ConfigDict
 from acx import deadline
 from acx.observability import logger, metrics
 
-# Use cases are imported inside the record handler, not here: at init only what is imported above loads.
-# Importing them at init added 1.33 s to its 1.37 s init (what bench coldstart times; wall,
-# measured at load average 11.7).
+# Use cases are imported inside the record handler, not here: at init only what is imported above loads
+# (bench coldstart times the init).
 
 # Every failed message is reported in batchItemFailures, even when the whole batch fails (the default
 # would raise instead, and the Lambda runtime would log the child exceptions' text).

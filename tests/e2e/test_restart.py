@@ -303,3 +303,48 @@ def test_replay_gives_the_same_object_versions_so_a_purged_version_stays_purged(
     with LocalStack(**kw) as stack:
         assert stack.restarted
         assert versions(stack) == kept
+
+
+def test_reset_refuses_while_a_stack_holds_the_directory(serve: Any, tmp_path: Path) -> None:
+    s = serve()
+    token = _token(s, "rh")
+    assert (
+        s.call("POST", "/v1/packages/h/bundles", token, bundle_bytes(generate_records(2, seed=4)))[0] == 201
+    )
+    data = tmp_path / "data"
+    reset = [sys.executable, "-m", "acx.local.serve", "--reset", "--data", str(data)]
+    out = subprocess.run(reset, capture_output=True, text=True)
+    assert out.returncode == 5 and "in use by a running local stack" in out.stderr
+    assert (data / "stack.json").exists()
+    status, doc = s.call("GET", "/v1/packages/h/memories", token)
+    assert status == 200 and len(doc["records"]) == 2  # the running stack still has its data
+    s.stop()
+    # the control: stopped, the same reset empties it
+    assert subprocess.run(reset, capture_output=True, text=True).returncode == 0 and not data.exists()
+
+
+def test_a_missing_stack_json_is_refused_at_start_and_nothing_is_deleted(serve: Any, tmp_path: Path) -> None:
+    s = serve()
+    token = _token(s, "rm")
+    assert (
+        s.call("POST", "/v1/packages/m/bundles", token, bundle_bytes(generate_records(3, seed=5)))[0] == 201
+    )
+    s.stop()
+    data = tmp_path / "data"
+    saved = (data / "stack.json").read_bytes()
+    (data / "stack.json").unlink()
+    before = sorted(p.name for p in data.iterdir())
+    out = subprocess.run(
+        [sys.executable, "-m", "acx.local.serve", "--port", "0", "--data", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 5 and "but no stack.json" in out.stderr
+    assert sorted(p.name for p in data.iterdir()) == before  # the journal, snapshot and keys are kept
+    # the control: with stack.json restored, every acknowledged write is back
+    (data / "stack.json").write_bytes(saved)
+    s = serve()
+    status, doc = s.call("GET", "/v1/packages/m/memories", token)
+    assert status == 200 and len(doc["records"]) == 3
+    s.stop()

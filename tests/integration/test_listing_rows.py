@@ -68,7 +68,8 @@ def test_the_query_asks_for_three_attributes_and_filters_tombstoned_rows(
     monkeypatch.setattr(client, "query", query)
     page, _ = store.rows.list_active(REF, limit=1000)
     assert len(page) == 19 and seen
-    assert all(set(item) <= {"sk", "state", "body"} for item in seen)  # not seq, hashes, slots, tags...
+    # the body, and the trust state and author each result carries; not seq, hashes, slots, tags...
+    assert all(set(item) <= {"sk", "state", "body", "trust", "actor", "agent"} for item in seen)
     assert all(item["state"]["S"] == "active" for item in seen)  # the tombstone was not sent
 
 

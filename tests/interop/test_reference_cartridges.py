@@ -15,8 +15,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from acx.core import canonical
 from acx.core.signing import LocalEd25519Signer
 from acx.core.trust import evaluate
+from tests.factories import registry_for
 from tests.interop.conftest import REFERENCE_CLI, Reference
-from tests.unit.core.test_trust import registry_for
 
 SAMPLE = REFERENCE_CLI.parent.parent / "examples" / "sample-agent-package"
 PUBLISHER = "com.example.peer"

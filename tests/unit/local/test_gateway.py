@@ -406,3 +406,30 @@ def test_presigned_url_with_unknown_access_key_or_missing_fields_is_refused() ->
     with pytest.raises(PresignRefused) as info:
         _check(url.split("&X-Amz-Signature=")[0])
     assert info.value.code == "AuthorizationQueryParametersError"
+
+
+def test_a_request_that_stops_sending_its_body_is_dropped_after_the_read_timeout(
+    issuer: DevIssuer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+    import time
+
+    from acx.local import gateway as gateway_module
+
+    monkeypatch.setattr(gateway_module._RequestHandler, "timeout", 0.5)
+    rec = Recorder()
+    with Gateway(rec, issuer, log_stream=io.StringIO()) as g:
+        with socket.create_connection(("127.0.0.1", g.port), timeout=10) as sock:
+            sock.sendall(
+                b"POST /v1/packages/p/bundles HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789"
+            )
+            started = time.monotonic()
+            answer = b""
+            while chunk := sock.recv(4096):  # the server gives up on the missing 90 bytes, then closes
+                answer += chunk
+            waited = time.monotonic() - started
+        assert answer.startswith(b"HTTP/1.1 408") and waited < 5
+        # the control: a request that sends what it announces is answered
+        status, _, _ = call(g.url + "/v1/health")
+        assert status == 200
+    assert rec.calls and all(e["rawPath"] == "/v1/health" for e, _ in rec.calls)

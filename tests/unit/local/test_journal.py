@@ -47,6 +47,47 @@ def test_a_corrupt_frame_in_the_middle_is_reported_not_skipped(tmp_path: Path) -
         list(Journal(path).entries())
 
 
+def _fifty(path: Path) -> list[int]:
+    """Fifty acknowledged appends; the byte offset of each frame."""
+    journal = Journal(path)
+    offsets = []
+    for i in range(50):
+        offsets.append(path.stat().st_size if path.exists() else 0)
+        journal.append(_entry(i, b"z" * 40))
+    journal.close()
+    offsets[0] = len(b"ACXJ1\n")
+    return offsets
+
+
+@pytest.mark.parametrize("byte", [0, 3, 7, 11])  # each byte of the two length fields and the CRC
+def test_a_flipped_header_byte_in_the_middle_is_damage_not_a_torn_tail(tmp_path: Path, byte: int) -> None:
+    path = tmp_path / "moto.journal"
+    offsets = _fifty(path)
+    data = bytearray(path.read_bytes())
+    data[offsets[25] + byte] ^= 0x40
+    path.write_bytes(bytes(data))
+    with pytest.raises(JournalCorrupt, match="not a torn tail"):
+        list(Journal(path).entries())
+    assert path.read_bytes() == bytes(data)  # nothing was cut
+    # the control: the same flip in the last frame is a torn tail, cut off
+    path.write_bytes(b"")
+    offsets = _fifty(path)
+    data = bytearray(path.read_bytes())
+    data[offsets[49] + byte] ^= 0x40
+    path.write_bytes(bytes(data))
+    assert [e.seed for e in Journal(path).entries()] == list(range(49))
+
+
+def test_a_torn_tail_in_an_older_generation_is_damage(tmp_path: Path) -> None:
+    path = tmp_path / "moto.journal.1"
+    _fifty(path)
+    with path.open("r+b") as fh:
+        fh.truncate(path.stat().st_size - 10)
+    with pytest.raises(JournalCorrupt):
+        list(Journal(path).entries(newest=False))
+    assert len(list(Journal(path).entries(newest=True))) == 49  # the newest journal may be torn
+
+
 def _auth(service: str) -> dict[str, str]:
     return {
         "authorization": f"AWS4-HMAC-SHA256 Credential=testing/20261201/us-east-1/{service}/aws4_request, x"

@@ -56,3 +56,28 @@ def test_the_collector_is_back_on_after_a_failed_load() -> None:
     with pytest.raises(pickle.UnpicklingError):
         snapshot.load(b"not a pickle")
     assert gc.isenabled()
+
+
+def test_a_message_in_flight_at_the_snapshot_is_visible_after_the_load() -> None:
+    """A queue pump that received a message and was stopped before deleting it is gone with the
+    process: the restarted stack sees the message at once, not after its visibility timeout."""
+    import boto3
+    from moto import mock_aws
+
+    with mock_aws():
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        url = sqs.create_queue(QueueName="ingest", Attributes={"VisibilityTimeout": "43200"})["QueueUrl"]
+        for body in ("in-flight", "waiting"):
+            sqs.send_message(QueueUrl=url, MessageBody=body)
+        got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=1)["Messages"]
+        assert [m["Body"] for m in got] == ["in-flight"]
+        data = snapshot.dumps()
+        snapshot.load(data)
+        bodies = {
+            m["Body"] for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
+        }
+        assert bodies == {"in-flight", "waiting"}
+        # the control: without the load, the in-flight message stays hidden for its timeout
+        sqs.send_message(QueueUrl=url, MessageBody="later")
+        again = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
+        assert [m["Body"] for m in again] == ["later"]

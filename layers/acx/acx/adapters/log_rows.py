@@ -14,7 +14,7 @@ the head item by the package's first claim and never changes; a package created 
 none and reads as one shard (everything on the package key, as before). Reads by key go to the one
 shard; listings query every shard and merge by sort key, so pages and cursors are what they were.
 
-About 510 lines, one module: row, slot, file and tombstone items share one key and shard layout and
+One module: row, slot, file and tombstone items share one key and shard layout and
 one item codec, and the read and the write half of each must agree on them.
 """
 

@@ -6,7 +6,7 @@ it merged from, the tombstones that refuse it, the rows a forget erases) and han
 serialized commit, :class:`acx.adapters.log_commit.Committer` (lease, claim + receipt + checkpoint in
 one transaction, rows, release). Reads that do not write (lookup, listing, files, proofs) live in the
 row, receipt and checkpoint stores (``rows``, ``receipts``, ``checkpoints``, ``sequencer``). About
-400 lines, kept as one module: the four operations share the commit and the result types.
+Kept as one module: the four operations share the commit and the result types.
 """
 
 from __future__ import annotations

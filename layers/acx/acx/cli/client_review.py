@@ -38,7 +38,7 @@ def read_key() -> str:
         old = termios.tcgetattr(fd)
         try:
             tty.setcbreak(fd)
-            key = stream.read(1)
+            key = os.read(fd, 1).decode("utf-8", "replace")  # one byte: no buffered read-ahead
         finally:
             termios.tcsetattr(fd, termios.TCSADRAIN, old)
         sys.stdout.write(key + "\n")

@@ -9,7 +9,7 @@ keys, and then the child writes its lone records in the output's order while the
 linked ones. The process ends with ``os._exit`` once the output is flushed, instead of freeing the
 merge's objects one by one.
 
-About 500 lines, one module: the cut, the child's protocol and the serial fallback are one protocol
+One module: the cut, the child's protocol and the serial fallback are one protocol
 whose two halves must agree byte for byte with the serial path.
 """
 

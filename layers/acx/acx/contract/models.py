@@ -6,7 +6,7 @@ prints from the response models, so neither side can name a key the other never 
 Response models allow extra keys only where an open map is documented (``extra="forbid"`` elsewhere,
 so a test validating real answers against them fails on an undeclared key).
 
-About 450 lines, one module: declarations only (one model per body, the route table), read as a list.
+One module: declarations only (one model per body, the route table), read as a list.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The upload bundle ``acx.memory-bundle/1``: parsing with service limits (packing a directory into
-one is :mod:`acx.core.packing`). About 450 lines, one module: the whole-document and the streamed
+one is :mod:`acx.core.packing`). One module: the whole-document and the streamed
 parser share every check and limit, and the declarative model beside them is the same format's schema.
 
 Every refusal is a :class:`BundleError` naming the JSON path and the limit (413 for what is too big

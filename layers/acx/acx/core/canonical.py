@@ -16,7 +16,7 @@ Integer literals outside +/-(2^53-1) (RFC 8785 §3.2.2.3: JSON numbers are IEEE-
   ECMAScript ``JSON.parse`` do: ``295147905179352830000`` (Appendix B) stays itself, ``1e16`` is
   written ``10000000000000000`` and reads back, so ``canon(canon(x)) == canon(x)``.
 
-About 410 lines, one module: the strict parser, the locator that names the JSON path of a refusal
+One module: the strict parser, the locator that names the JSON path of a refusal
 and the canonical writer (with its fast path) must agree on every number and string rule.
 """
 

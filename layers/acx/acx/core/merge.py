@@ -15,7 +15,7 @@ avoid this; the service merges each bundle against the store in one step, which 
 
 Strings compare as JavaScript does (UTF-16 code units), so two implementations pick the same survivor.
 
-About 560 lines, one module: the keys, the fold rules, the linking and the two drivers (a batch, a
+One module: the keys, the fold rules, the linking and the two drivers (a batch, a
 batch against the store) are one algorithm whose parts must change together to keep the fixpoint.
 """
 

@@ -335,7 +335,7 @@ def __getattr__(name: str) -> Any:
 
 def model_accepts(obj: Any) -> bool:  # imports pydantic inside, as _build_model
     """Decision of the declarative model alone: the oracle validate_record is property-tested against
-    (tests/unit/core/test_records_guards.py); kept here beside the model it asks. Slower than validate_record."""
+    (tests/unit/core/test_records.py); kept here beside the model it asks. Slower than validate_record."""
     from pydantic import ValidationError
 
     try:

@@ -9,7 +9,7 @@ shape ``{"error": {"code", "message"}}`` with what to do next (AWS's HTTP API an
 
 ``POST /local/token`` and ``GET /local/jwks.json`` exist only here (dev tokens for the CLI and tests).
 
-About 660 lines, one module: the route table read from template.yaml, the JWT authorizer stand-in,
+One module: the route table read from template.yaml, the JWT authorizer stand-in,
 the payload-2.0 event builder and the HTTP server are the one API Gateway behaviour the handler runs
 under; each step reads the request state the one before it built.
 """
@@ -295,6 +295,10 @@ class _Server(ThreadingHTTPServer):
 class _RequestHandler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    # Every read and write on a connection times out: a client that announces more body than it
+    # sends, or stops reading, ties up its thread for this long at most, never for good. A slow but
+    # moving upload is not cut: the limit is per socket operation, not per request.
+    timeout = 60.0
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: Gateway writes its own access log
         return
@@ -307,6 +311,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return
         try:
             status, headers, body = self.server.gateway.handle(self)
+        except TimeoutError:  # the body stopped arriving (see ``timeout``)
+            self.close_connection = True
+            status, headers, body = _error(408, "request_timeout", "the request body did not arrive in time")
         except Exception:  # the gateway itself failed: AWS would answer 500 too
             self.server.gateway.log_exception()
             status, headers, body = _error(500, c.ERR_INTERNAL, "internal error")

@@ -22,7 +22,7 @@ answered: the torn tail is cut off at start.
 What it does NOT protect against: someone with write access to the data directory (the journal and
 the key file are plain files, readable by the owner only), and a disk that lies about fsync.
 
-About 730 lines, one module: the journal and its replay are one format (entries, CRC, generations,
+One module: the journal and its replay are one format (entries, CRC, generations,
 snapshots, key store) that must be read exactly as it was written; the WSGI wrapper that writes it
 and the transport that replays it sit beside the format they share.
 """
@@ -128,7 +128,32 @@ class Entry:
 
 
 class JournalCorrupt(RuntimeError):
-    """A journal record in the middle of the file fails its checksum (not a torn tail)."""
+    """A journal frame is damaged and is not a torn tail (see :meth:`Journal.entries`)."""
+
+
+def _frame_at(data: bytes, offset: int) -> tuple[int, bytes, int] | None:
+    """(header length, payload, end) of an intact frame at ``offset``, else None."""
+    if offset + _FRAME.size > len(data):
+        return None
+    hlen, blen, crc = _FRAME.unpack_from(data, offset)
+    start = offset + _FRAME.size
+    end = start + hlen + blen
+    if end > len(data) or data[start : start + 1] != b"{":
+        return None
+    payload = data[start:end]
+    if zlib.crc32(payload) != crc:
+        return None
+    return hlen, payload, end
+
+
+def _next_frame(data: bytes, offset: int) -> int | None:
+    """The first offset at or after ``offset`` where an intact frame starts (linear scan; only run
+    when a frame is damaged). A frame's header is JSON, so only offsets whose payload would start
+    with ``{`` are checksummed."""
+    for candidate in range(offset, len(data) - _FRAME.size):
+        if data[candidate + _FRAME.size : candidate + _FRAME.size + 1] == b"{" and _frame_at(data, candidate):
+            return candidate
+    return None
 
 
 class Journal:
@@ -139,8 +164,16 @@ class Journal:
         self.fsync = fsync
         self._fh: Any = None
 
-    def entries(self) -> Iterator[Entry]:
-        """Every complete entry; a torn last frame (a crash mid-append) is cut off the file."""
+    def entries(self, *, newest: bool = True) -> Iterator[Entry]:
+        """Every complete entry; a torn last frame (a crash mid-append) is cut off the file.
+
+        A frame that does not fit or fails its checksum is a torn tail only when nothing intact
+        follows it and the journal is the newest (a crash tears the one append in flight, which was
+        never acknowledged). Anything else is damage: :class:`JournalCorrupt`, never read as a
+        shorter journal (cutting there would drop acknowledged writes). What it does NOT tell apart:
+        a file cut short by something other than a crash, exactly at or inside its last frames,
+        looks like a torn tail and loses those frames.
+        """
         if not self.path.exists():
             return
         with self.path.open("rb") as fh:
@@ -148,20 +181,20 @@ class Journal:
         if not data.startswith(_MAGIC):
             raise JournalCorrupt(f"{self.path}: not an acx local journal")
         offset = len(_MAGIC)
-        good = offset
         while offset < len(data):
-            if offset + _FRAME.size > len(data):
-                break
-            hlen, blen, crc = _FRAME.unpack_from(data, offset)
-            start = offset + _FRAME.size
-            end = start + hlen + blen
-            if end > len(data):
-                break
-            payload = data[start:end]
-            if zlib.crc32(payload) != crc:
-                if end == len(data):
-                    break  # torn final frame
-                raise JournalCorrupt(f"{self.path}: bad checksum at byte {offset}")
+            frame = _frame_at(data, offset)
+            if frame is None:
+                after = _next_frame(data, offset + 1)
+                if after is not None or not newest:
+                    where = f"; an intact frame follows at byte {after}" if after is not None else ""
+                    raise JournalCorrupt(
+                        f"{self.path}: damaged frame at byte {offset}{where} (not a torn tail: restore "
+                        "the file from a backup, or reset the data directory)"
+                    )
+                with self.path.open("r+b") as fh:  # torn final frame
+                    fh.truncate(offset)
+                return
+            hlen, payload, end = frame
             head = json.loads(payload[:hlen])
             yield Entry(
                 method=head["m"],
@@ -171,10 +204,7 @@ class Journal:
                 body=payload[hlen:],
                 seed=int(head["s"]),
             )
-            offset = good = end
-        if good < len(data):
-            with self.path.open("r+b") as fh:
-                fh.truncate(good)
+            offset = end
 
     def append(self, entry: Entry) -> int:
         """Write one frame and (with ``fsync``) make it durable before returning; returns its size."""
@@ -247,7 +277,7 @@ class _Crc:
         return int(self.fh.write(data))
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     dfd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(dfd)
@@ -287,7 +317,7 @@ def write_snapshot(path: Path, fsync: bool = True) -> int:
             os.fsync(fh.fileno())
     os.replace(tmp, path)
     if fsync:
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     return len(_SNAP_MAGIC) + _SNAP_HEAD.size + counted.size
 
 
@@ -571,7 +601,7 @@ class JournalApp:
             tail = [g for g in journals if g >= base]
             for generation in tail:
                 journal = Journal(journal_file(self.data_dir, generation), fsync=self.fsync)
-                for entry in journal.entries():
+                for entry in journal.entries(newest=generation == tail[-1]):
                     self._replay_one(entry, mock_random)
                     heap.after_request()
                     count += 1
@@ -647,7 +677,7 @@ class JournalApp:
         for path in doomed:
             path.unlink(missing_ok=True)
         if doomed and self.fsync:
-            _fsync_dir(self.data_dir)
+            fsync_dir(self.data_dir)
 
     def close(self, compact: bool = True) -> None:
         """A clean stop: snapshot what the journal holds since the last one (a fast next start)."""

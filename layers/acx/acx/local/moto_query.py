@@ -22,7 +22,7 @@ Queries on an index, backwards, without a string range key, or on a table create
 Local stand-in only (tests and the local stack); never imported by the service. ``install()`` is
 idempotent; ``uninstall()`` restores moto (tests compare both).
 
-About 470 lines, one module: it replaces one moto entry point (``Table.query`` with its
+One module: it replaces one moto entry point (``Table.query`` with its
 page walk, sizes, projection and answer writing), and each piece is pinned equal to stock moto by
 the same test file.
 """

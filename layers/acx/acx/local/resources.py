@@ -12,7 +12,7 @@ Works against `moto.mock_aws` (pass a boto3 Session) and against a `ThreadedMoto
 Session plus `endpoint_url`, or a mapping of ready-made clients). IAM roles, functions, the HTTP API,
 policies, alarms and log groups are not created: moto neither enforces nor needs them locally.
 
-About 590 lines, one module: an interpreter of the template's intrinsics (``Ref``, ``GetAtt``,
+One module: an interpreter of the template's intrinsics (``Ref``, ``GetAtt``,
 ``Sub``, conditions) and one creator per resource type, all resolving through the same state.
 """
 

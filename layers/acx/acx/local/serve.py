@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from acx.local.journal import COMPACT_BYTES
-    from acx.local.stack import DataDirBusy, LocalStack, default_data_dir, reset_data_dir
+    from acx.local.stack import DataDirBusy, DataDirDamaged, LocalStack, default_data_dir, reset_data_dir
 
     compact_mb = args.compact_mb
     if compact_mb is None and os.environ.get("ACX_LOCAL_COMPACT_MB"):
@@ -100,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--reset needs a data directory, not --ephemeral")
         try:
             removed = reset_data_dir(data)
+        except DataDirBusy as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 5
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -127,7 +130,10 @@ def main(argv: list[str] | None = None) -> int:
                 pass
             print("\nstopping...", file=sys.stderr, flush=True)
     except DataDirBusy as exc:
-        print(f"error: {exc} (stop it first, or pass --data DIR)", file=sys.stderr)
+        print(f"error: {exc} (or pass --data DIR)", file=sys.stderr)
+        return 5
+    except DataDirDamaged as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 5
     except OSError as exc:
         print(f"error: cannot start the local stack: {exc}", file=sys.stderr)

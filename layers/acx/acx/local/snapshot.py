@@ -122,4 +122,21 @@ def load(data: bytes) -> int:
     for name, account, region, backend in backends:
         per_account = get_backend(name)[account]
         dict.__setitem__(per_account, region, backend)
+        if name == "sqs":
+            release_in_flight(backend)
     return len(backends)
+
+
+def release_in_flight(sqs_backend: Any) -> int:
+    """Make every message that was in flight when the snapshot was taken visible again; returns how
+    many. Its receiver (a queue pump of the stopped stack) is gone, so waiting out its visibility
+    timeout would leave, say, a presigned upload pending for that long; as after a replay, the
+    handlers treat a message for a finished job as done."""
+    released = 0
+    for queue in sqs_backend.queues.values():
+        for message in queue._messages:  # moto keeps no public setter for a message's visibility
+            if not message.visible:
+                message.visible_at = 0.0
+                released += 1
+        queue._pending_messages.clear()  # FIFO groups held by an in-flight message
+    return released

@@ -11,7 +11,7 @@ function. Tests and the demo use it as a context manager::
         ...  # HTTP against stack.endpoint
         stack.drain()
 
-About 680 lines, one module: ``LocalStack`` is one lifecycle (data directory, moto, resources,
+One module: ``LocalStack`` is one lifecycle (data directory, moto, resources,
 handlers, pumps, schedule, then shutdown in reverse) whose steps share its state; the event builders
 beside it are what its pumps send.
 """
@@ -57,6 +57,9 @@ _FAKE_KW = {k.lower(): v for k, v in FAKE_CREDENTIALS.items()}  # moto accepts a
 STATE_NAME = "stack.json"
 ISSUER_KEY = "issuer-key.pem"
 LOCK_NAME = "lock"
+#: Present from the first moment of a data directory's first start until its stack.json is written:
+#: the one case in which a start throws files away (nothing was acknowledged from them yet).
+CREATING_NAME = "creating"
 
 
 _TRANSPORT_ID = "acx-local-in-process-moto"
@@ -68,6 +71,24 @@ class DataDirBusy(RuntimeError):
     """Another local stack holds this data directory (two writers would fork its journal)."""
 
 
+class DataDirDamaged(RuntimeError):
+    """The data directory's files do not add up to a stack's state: refused, never repaired by
+    deleting (a start that guessed would lose acknowledged writes)."""
+
+
+def _hold(path: Path) -> Any:
+    """The data directory's lock file, flocked; DataDirBusy when another process holds it."""
+    import fcntl
+
+    lock = open(path / LOCK_NAME, "a")  # held for the stack's life, closed in close()
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        raise DataDirBusy(f"{path} is in use by a running local stack: stop it first") from None
+    return lock
+
+
 def default_data_dir() -> Path:
     """$ACX_LOCAL_DATA, else ``.acx-local/`` in the repository (gitignored)."""
     env = os.environ.get("ACX_LOCAL_DATA")
@@ -77,18 +98,27 @@ def default_data_dir() -> Path:
 def reset_data_dir(path: Path) -> list[str]:
     """Delete a data directory's files (journal, keys, state); returns the names removed.
 
-    Refuses a directory that holds anything else, so a mistyped ``--data`` cannot empty a home dir.
+    Refuses a directory that holds anything else, so a mistyped ``--data`` cannot empty a home dir,
+    and a directory a running stack holds (:class:`DataDirBusy`): emptying it under the stack would
+    leave it answering 201 for writes that no restart can find.
     """
-    known = {KEYS_NAME, STATE_NAME, ISSUER_KEY, LOCK_NAME}
+    known = {KEYS_NAME, STATE_NAME, ISSUER_KEY, LOCK_NAME, CREATING_NAME}
     if not path.exists():
         return []
     names = sorted(p.name for p in path.iterdir())
     unknown = [n for n in names if n not in known and not is_state_file(n) and not n.endswith(".tmp")]
     if unknown:
         raise ValueError(f"{path} is not an acx local data directory (it holds {unknown[:3]})")
-    for name in names:
-        (path / name).unlink()
-    path.rmdir()
+    lock = _hold(path) if (path / LOCK_NAME).exists() else None
+    try:
+        for name in names:
+            if name != LOCK_NAME:
+                (path / name).unlink()
+        (path / LOCK_NAME).unlink(missing_ok=True)  # last: held until every other file is gone
+        path.rmdir()
+    finally:
+        if lock is not None:
+            lock.close()
     return names
 
 
@@ -396,24 +426,33 @@ class LocalStack:
         """Create/lock the data directory; a directory whose first start never finished is emptied."""
         if self.data_dir is None:
             return
-        import fcntl
-
         self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.data_dir, 0o700)
-        lock = open(self.data_dir / LOCK_NAME, "a")
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            lock.close()
-            raise DataDirBusy(f"{self.data_dir} is in use by another local stack") from None
-        self._data_lock = lock
+        self._data_lock = _hold(self.data_dir)
         self.restarted = (self.data_dir / STATE_NAME).is_file()
-        if not self.restarted:
-            # Nothing was ever acknowledged from here (the gateway starts after STATE_NAME is written):
-            # a half-created first start is thrown away rather than replayed into duplicates.
-            for path in list(self.data_dir.iterdir()):
-                if path.name == KEYS_NAME or is_state_file(path.name):
-                    path.unlink(missing_ok=True)
+        if self.restarted:
+            return self._load_issuer()
+        state = [p for p in self.data_dir.iterdir() if p.name == KEYS_NAME or is_state_file(p.name)]
+        if state and not (self.data_dir / CREATING_NAME).exists():
+            # The files of a stack that started before, without its stack.json: never read as a
+            # first start (which would delete them), never guessed at.
+            names = ", ".join(sorted(p.name for p in state)[:3])
+            raise DataDirDamaged(
+                f"{self.data_dir} holds a local stack's data ({names}) "
+                f"but no {STATE_NAME}: restore {STATE_NAME} from a backup, or empty the directory with "
+                "`python -m acx.local.serve --reset` (this loses its data)"
+            )
+        # A first start, or one that never finished: nothing was ever acknowledged from these files
+        # (the gateway starts after STATE_NAME is written), so they are thrown away rather than
+        # replayed into duplicates.
+        (self.data_dir / CREATING_NAME).touch()
+        journal.fsync_dir(self.data_dir)
+        for path in state:
+            path.unlink(missing_ok=True)
+        self._load_issuer()
+
+    def _load_issuer(self) -> None:
+        assert self.data_dir is not None
         self.issuer = DevIssuer.persistent(self.data_dir / ISSUER_KEY)
 
     def _start_moto(self) -> None:
@@ -505,6 +544,8 @@ class LocalStack:
         if state is not None:
             doc = {"motoEndpoint": self._moto_endpoint, "env": {k: str(v) for k, v in env.items()}}
             journal.write_private(state, json.dumps(doc, indent=1, sort_keys=True).encode())
+            (state.parent / CREATING_NAME).unlink(missing_ok=True)  # the first start is complete
+            journal.fsync_dir(state.parent)
 
     def _bucket_names(self) -> tuple[str, ...]:
         """The stack's S3 buckets (the gateway proxies path-style requests for these to moto)."""

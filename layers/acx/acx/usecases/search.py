@@ -11,7 +11,7 @@
 What it does NOT stop: a query is the caller's own text; it is never logged or stored, but it does
 go to the configured embedding engine (Bedrock, when so configured).
 
-About 530 lines, one module: the read path (query, cache, load, search) and the write path
+One module: the read path (query, cache, load, search) and the write path
 (``SearchIndexer``: ingest, forget, compaction) share one manifest protocol over the index store;
 split, each half would re-state its conditional-write rules.
 """

@@ -1,10 +1,13 @@
-"""Cartridge container: header, schema, names, manifest, boundary, strip, corruption."""
+"""Cartridge container: header, schema, sqlar names, manifest, export boundary and zones, strip,
+corruption, timestamps."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import zlib
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,42 +21,20 @@ from acx.core.cartridge import (
     strip_to_rom,
     validate_sqlar_name,
 )
+from acx.core.cartridge.boundary import export_view
+from acx.core.cartridge.format import now_rfc3339
 from acx.core.signing import LocalEd25519Signer
-from tests.factories import CBF, memory
-
-
-def rec(i: int, portable: bool = True, **kw: object) -> dict:
-    fields: dict = {"title": f"lesson {i}", "summary": f"retry the deploy step {i}", "sourceType": "review"}
-    fields |= {"repoLabel": "api", "projectLabel": "Acme", "timestamp": "2026-01-02T03:04:05.000Z"}
-    return memory(
-        f"mem-{i:05d}",
-        portable=portable,
-        codebaseFingerprint=None if portable else CBF,
-        tags=["deploy"],
-        **fields | kw,
-    )
-
-
-SKILL = b"---\nname: deploy-helper\ndescription: Helps with deploys.\nlicense: MIT\n---\n\n# Deploy\n"
-
-
-def make(path: Path, *, save: bool = True, signer: LocalEd25519Signer | None = None, n: int = 5) -> dict:
-    signer = signer or LocalEd25519Signer()
-    with CartridgeWriter(path, artifact_id="demo", artifact_version="1", chunk_size=2) as w:
-        for i in range(n):
-            w.add_memory(rec(i), "rom", [0.5] * 128)
-        if save:
-            w.add_memory(rec(99999, portable=False), "save")
-        w.add_file("rom/knowledge/NOTES.md", b"# notes\n")
-        w.add_file("rom/skills/deploy-helper/SKILL.md", SKILL)
-        w.add_capability({"id": "cap-1", "domain": "infra"})
-        res = w.finalize(signer, "com.example.team")
-    return {"result": res, "signer": signer}
+from tests.factories import (
+    CARTRIDGE_SKILL,
+    CBF,
+    cartridge_record,
+    demo_cartridge,
+)
 
 
 def test_header_bytes_and_user_version(tmp_path: Path) -> None:
-    make(tmp_path / "a.acx", save=False)
-    make(tmp_path / "b.acx", save=True)
+    demo_cartridge(tmp_path / "a.acx", save=False)
+    demo_cartridge(tmp_path / "b.acx", save=True)
     a = (tmp_path / "a.acx").read_bytes()
     b = (tmp_path / "b.acx").read_bytes()
     assert a[68:72] == b"ACX1" and int.from_bytes(a[68:72], "big") == APPLICATION_ID
@@ -62,7 +43,7 @@ def test_header_bytes_and_user_version(tmp_path: Path) -> None:
 
 
 def test_schema_mirrors_the_reference(tmp_path: Path, vectors_dir: Path) -> None:
-    make(tmp_path / "a.acx")
+    demo_cartridge(tmp_path / "a.acx")
     ours = sqlite3.connect(tmp_path / "a.acx")
     ref = sqlite3.connect(vectors_dir / "reference-cartridge.acx")
     q = "SELECT name FROM sqlite_master WHERE type IN ('table', 'index') ORDER BY name"
@@ -110,7 +91,7 @@ def test_good_names_accepted() -> None:
 
 
 def test_manifest_reproducible_from_stored_objects(tmp_path: Path) -> None:
-    res = make(tmp_path / "a.acx")["result"]
+    res = demo_cartridge(tmp_path / "a.acx")["result"]
     with CartridgeReader(tmp_path / "a.acx") as r:
         rec_ = r.recompute(collect=True)
         assert rec_.problems == []
@@ -126,7 +107,7 @@ def test_manifest_reproducible_from_stored_objects(tmp_path: Path) -> None:
 
 
 def test_export_boundary_strips_rom_and_marks_save(tmp_path: Path) -> None:
-    make(tmp_path / "a.acx")
+    demo_cartridge(tmp_path / "a.acx")
     with CartridgeReader(tmp_path / "a.acx") as r:
         rom = r.memory_records("rom")
         save = r.memory_records("save")
@@ -138,7 +119,7 @@ def test_export_boundary_strips_rom_and_marks_save(tmp_path: Path) -> None:
 
 
 def test_skill_index_and_uncompressed_files(tmp_path: Path) -> None:
-    make(tmp_path / "a.acx")
+    demo_cartridge(tmp_path / "a.acx")
     db = sqlite3.connect(tmp_path / "a.acx")
     row = db.execute(
         "SELECT name, description, license, content_sha256, schema_version FROM acx_skill"
@@ -147,7 +128,7 @@ def test_skill_index_and_uncompressed_files(tmp_path: Path) -> None:
         "deploy-helper",
         "Helps with deploys.",
         "MIT",
-        hashlib.sha256(SKILL).hexdigest(),
+        hashlib.sha256(CARTRIDGE_SKILL).hexdigest(),
         "acx.skill/1",
     )
     assert db.execute("SELECT count(*) FROM sqlar WHERE length(data) != sz").fetchone()[0] == 0
@@ -156,7 +137,7 @@ def test_skill_index_and_uncompressed_files(tmp_path: Path) -> None:
 
 
 def test_reader_accepts_zlib_and_raw_deflate_sqlar(tmp_path: Path) -> None:
-    make(tmp_path / "a.acx", save=False)
+    demo_cartridge(tmp_path / "a.acx", save=False)
     data = b"# notes\n" * 50
     for wbits in (15, -15):
         co = zlib.compressobj(wbits=wbits)
@@ -174,19 +155,19 @@ def test_reader_accepts_zlib_and_raw_deflate_sqlar(tmp_path: Path) -> None:
 def test_vector_dim_checked_and_duplicates_refused(tmp_path: Path) -> None:
     with CartridgeWriter(tmp_path / "a.acx", artifact_id="a", artifact_version="1") as w:
         with pytest.raises(CartridgeError):
-            w.add_memory(rec(1), "rom", [0.1] * 3)
+            w.add_memory(cartridge_record(1), "rom", [0.1] * 3)
     with (
         pytest.raises(CartridgeError),
         CartridgeWriter(tmp_path / "b.acx", artifact_id="a", artifact_version="1", chunk_size=10) as w,
     ):
-        w.add_memory(rec(1), "rom")
-        w.add_memory(rec(1), "rom")
+        w.add_memory(cartridge_record(1), "rom")
+        w.add_memory(cartridge_record(1), "rom")
         w.finalize(LocalEd25519Signer(), "com.example")
     assert not list(tmp_path.iterdir())
 
 
 def test_strip_to_rom_keeps_manifest_hash(tmp_path: Path) -> None:
-    res = make(tmp_path / "a.acx")["result"]
+    res = demo_cartridge(tmp_path / "a.acx")["result"]
     before, after = strip_to_rom(tmp_path / "a.acx", tmp_path / "b.acx")
     assert before == after == res.manifest_hash
     raw = (tmp_path / "b.acx").read_bytes()
@@ -198,7 +179,7 @@ def test_strip_to_rom_keeps_manifest_hash(tmp_path: Path) -> None:
 
 
 def test_truncated_and_corrupted_files_raise_cartridge_error(tmp_path: Path) -> None:
-    make(tmp_path / "a.acx", n=200)
+    demo_cartridge(tmp_path / "a.acx", n=200)
     data = (tmp_path / "a.acx").read_bytes()
     cases = {
         "trunc.acx": data[: len(data) // 2],
@@ -225,7 +206,7 @@ def test_seal_sign_commit_with_an_injected_signer(tmp_path):
 
     signer = LocalEd25519Signer()
     w = CartridgeWriter(tmp_path / "c.acx", artifact_id="a", artifact_version="1")
-    w.add_memory(rec(1), "rom")
+    w.add_memory(cartridge_record(1), "rom")
     statement = w.seal("com.example.team", cartridge_id="c-1")
     assert statement["subject"][0]["name"] == "c-1"
     with pytest.raises(CartridgeError, match="already sealed"):
@@ -236,8 +217,27 @@ def test_seal_sign_commit_with_an_injected_signer(tmp_path):
     assert not (tmp_path / "c.acx").exists()  # a refused commit leaves nothing behind
 
     w = CartridgeWriter(tmp_path / "c.acx", artifact_id="a", artifact_version="1")
-    w.add_memory(rec(1), "rom")
+    w.add_memory(cartridge_record(1), "rom")
     statement = w.seal("com.example.team", cartridge_id="c-1")
     result = w.commit(dsse.sign_statement(statement, signer), signer.public_key_der(), signer.algorithm)
     assert result.cartridge_id == "c-1" and (tmp_path / "c.acx").exists()
     assert evaluate(tmp_path / "c.acx").verdict == "portable"
+
+
+@pytest.mark.parametrize("name", ["", None, 123, b"rom/a.md"])
+def test_a_sqlar_name_that_is_empty_or_not_a_string_is_refused_as_such(name: object) -> None:
+    with pytest.raises(CartridgeError, match="file name must be a non-empty string"):
+        validate_sqlar_name(name)  # type: ignore[arg-type]
+
+
+def test_an_unknown_export_zone_is_refused() -> None:
+    with pytest.raises(CartridgeError, match="unknown zone 'attic'"):
+        export_view(cartridge_record(1), "attic")
+
+
+def test_the_timestamp_is_utc_now_to_the_millisecond_with_a_z() -> None:
+    before = datetime.now(UTC)
+    stamp = now_rfc3339()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp), stamp
+    read_back = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    assert before - timedelta(milliseconds=1) <= read_back <= datetime.now(UTC)

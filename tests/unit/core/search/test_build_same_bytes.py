@@ -1,10 +1,9 @@
-"""The index build's speed-ups (round 7, issue 17) change no byte of a segment and no vector.
+"""The index build's speed-ups change no byte of a segment and no vector.
 
 ``GOLDEN`` holds the SHA-256 of what main's code (before the speed-ups, at 6b8de44) produced for the
 fixed inputs below: the segment bytes, the embedding vectors (their float bits) and the int8 codes
 and scales. The differential tests compare the fast paths with the formulas they replace on vectors
-the engine never makes (dense, -0.0, NaN, inf, huge) too.
-"""
+the engine never makes (dense, -0.0, NaN, inf, huge) too."""
 
 from __future__ import annotations
 

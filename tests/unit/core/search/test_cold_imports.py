@@ -36,6 +36,8 @@ def _package_stem() -> object:
     return snowballstemmer.stemmer("english").stemWord
 
 
+# Private: text._english_alone and text._english_stemmer are the cold and warm loaders; which one a
+# process uses shows in no answer, only in what it imports.
 def test_the_english_stemmer_alone_stems_as_the_package_does() -> None:
     loaded = text._english_alone(list(snowballstemmer.__path__))  # the modules alone, as a cold start
     package = _package_stem()

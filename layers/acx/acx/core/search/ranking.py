@@ -7,7 +7,7 @@ is in docs/ARCHITECTURE.md).
 What it does NOT stop: a memory written to rank first (keyword stuffing) does rank first for those
 words; ranking says what is relevant, never what is true (hence the advisory banner on results).
 
-About 440 lines, one module: ``IndexView`` is one scoring pass (BM25 over the segments'
+One module: ``IndexView`` is one scoring pass (BM25 over the segments'
 postings, cosine over their vectors, the fusion, the live masks) whose arrays are built and shared
 once per load; its helpers are the numpy steps of that pass.
 """
