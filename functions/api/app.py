@@ -15,6 +15,7 @@ import base64
 import binascii
 import hashlib
 import json
+import os
 from functools import lru_cache
 from typing import Annotated, Any
 
