@@ -140,7 +140,7 @@ def queue_items(page: Any) -> int:
 
 
 def test_console_review_search_forget_in_chromium(
-    local_stack: Any, seeded: dict[str, Any], browser: Any, shots: Path
+    browser: Any, local_stack: Any, seeded: dict[str, Any], shots: Path
 ) -> None:
     stack = local_stack
     context = browser.new_context(viewport=VIEWPORT)
@@ -256,7 +256,7 @@ def test_console_review_search_forget_in_chromium(
 
 
 def test_cross_site_form_and_tokenless_requests_change_nothing(
-    local_stack: Any, seeded: dict[str, Any], browser: Any, shots: Path
+    browser: Any, local_stack: Any, seeded: dict[str, Any], shots: Path
 ) -> None:
     """CSRF: the reviewer is logged in to the console in one tab; a page of another origin posts a
     review decision (a form: no header it can add) and the API answers 401; so does any request
