@@ -102,7 +102,7 @@ def console_page():
 
 
 @app.get("/console/<asset>", openapi_extensions=_PUBLIC)
-def console_asset(asset: str):
+def console_asset(asset: Annotated[str, Path(examples=["console.js", "console.css"])]):
     return _console_file(asset)
 
 
