@@ -22,8 +22,8 @@
 
   function say(text) { $("status").textContent = text; }
 
-  function alertText(text) {
-    const box = $("alert");
+  function alertText(text, where) {
+    const box = $(where || "alert");
     box.textContent = text || "";
     box.hidden = !text;
   }
@@ -76,6 +76,7 @@
     $("logout").hidden = false;
     $("login").hidden = true;
     $("app").hidden = false;
+    $("main").focus(); // the next Tab goes through the packages, then the package's views
     await loadPackages(false);
   }
 
@@ -155,6 +156,7 @@
     $("package").hidden = false;
     $("results").replaceChildren();
     alertText("");
+    alertText("", "review-alert");
     await Promise.all([loadHealth(false), loadQueue()]);
   }
 
@@ -266,7 +268,7 @@
   function decide(decision, record) {
     const item = state.items[state.index];
     if (!item) return;
-    alertText(""); // a new action: the last refusal has been seen
+    alertText("", "review-alert"); // a new action: the last refusal has been seen
     if (decision === "skip") {
       state.index = (state.index + 1) % state.items.length;
       say("Skipped " + (item.record.title || item.id) + ".");
@@ -288,7 +290,7 @@
       state.inFlight -= 1;
       if (pkg !== state.pkg) return;
       if (!res.ok) {
-        alertText(explain(res.status, res.body, "Decision on " + title));
+        alertText(explain(res.status, res.body, "Decision on " + title), decision === "edit" ? "edit-error" : "review-alert");
         if (decision !== "edit") { state.items.unshift(item); state.index = 0; renderQueue(); } else { progress(); }
         return;
       }
@@ -314,7 +316,7 @@
     $("edit-title").focus();
   }
 
-  function closeEditor() { $("edit-form").hidden = true; }
+  function closeEditor() { $("edit-form").hidden = true; alertText("", "edit-error"); }
 
   $("edit-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -323,7 +325,10 @@
     const record = Object.assign({}, item.record, { title: $("edit-title").value, summary: $("edit-summary").value });
     decide("edit", record);
   });
-  $("edit-cancel").addEventListener("click", () => { closeEditor(); alertText(""); $("queue").focus(); });
+  $("edit-cancel").addEventListener("click", () => { closeEditor(); $("queue").focus(); });
+  $("edit-form").addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape") { ev.preventDefault(); closeEditor(); $("queue").focus(); }
+  });
 
   for (const b of $("review-actions").querySelectorAll("button")) {
     b.addEventListener("click", () => decide(b.dataset.decision));
