@@ -135,6 +135,27 @@ def login_with_pasted_token(page: Any, stack: Any, token: str) -> None:
     page.get_by_role("button", name="Use this token").click()
 
 
+def assert_accessible_basics(page: Any) -> None:
+    """Every visible control has a name, keyboard focus is visible, and nothing scrolls sideways at
+    1280x800 (a laptop screen)."""
+    unnamed = page.evaluate(
+        """() => Array.from(document.querySelectorAll("button, input, textarea, select, [tabindex]"))
+            .filter((e) => e.offsetParent !== null && e.id !== "main")
+            .filter((e) => !(e.labels && e.labels.length) && !e.getAttribute("aria-label")
+                           && !e.getAttribute("aria-labelledby") && !e.textContent.trim())
+            .map((e) => e.id || e.tagName)"""
+    )
+    assert unnamed == []
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= VIEWPORT["width"]
+    assert page.locator("main").count() == 1 and page.locator("nav").count() == 1
+    page.locator("#main").focus()
+    page.keyboard.press("Tab")  # the first control after the landmark: the packages' Refresh button
+    focused = page.evaluate(
+        "() => [document.activeElement.textContent, getComputedStyle(document.activeElement).outlineStyle]"
+    )
+    assert focused == ["Refresh", "solid"], focused
+
+
 def queue_items(page: Any) -> int:
     return int(page.locator("#queue > li").count())
 
@@ -167,6 +188,7 @@ def test_console_review_search_forget_in_chromium(
     assert queue_items(page) == CANDIDATES
     assert page.locator("#review-state").inner_text().startswith(f"{CANDIDATES} candidate(s) to review")
     taken.append(shoot(page, shots, "02-package-health-queue"))
+    assert_accessible_basics(page)
 
     # Edit opens the editor on the selected candidate; this deployment answers 501 (no supersession
     # yet) and the console says so; the candidate stays in the queue. Not counted below.
