@@ -34,7 +34,15 @@ OWNER = "matrix-owner"
 INTRUDER = "matrix-intruder"
 PKG = "matrix-pkg"
 UNKNOWN_PKG = "matrix-no-such-pkg"
-SCOPES = ("memory:write", "memory:read", "memory:forget", "cartridge:export", "log:read", "admin")
+SCOPES = (
+    "memory:write",
+    "memory:read",
+    "memory:forget",
+    "cartridge:export",
+    "log:read",
+    "admin",
+    "memory:review",
+)
 PUBLIC = {
     ("GET", "/v1/health"),
     ("GET", "/v1/openapi.json"),
@@ -187,6 +195,26 @@ def cases(seed: Seed) -> list[Case]:
         Case("GET", f"{P}/log/verify", "log:read"),
         Case("GET", f"{P}/log/proof/inclusion", "log:read", query="index=0&size=2"),
         Case("GET", f"{P}/log/proof/consistency", "log:read", query="from=1&to=2"),
+        Case("GET", f"{P}/policy", "memory:read"),
+        # the intruder's invalid body (422) creates no package of its own that later cases would find
+        Case(
+            "PUT",
+            f"{P}/policy",
+            "admin",
+            body={"review": "none"},
+            creates=True,
+            intruder_body={"review": "x"},
+        ),
+        Case("GET", f"{P}/review", "memory:review"),
+        # a belief: nothing to decide (409); the intruder's answer is the unknown package's 404
+        Case(
+            "POST",
+            f"{P}/review/{{id}}",
+            "memory:review",
+            {"id": RECORDS[1]["id"]},
+            body={"decision": "approve"},
+            ok=(409,),
+        ),
         # an unknown content hash: the documented 404 for the input (the package exists)
         Case("DELETE", f"{P}/memories", "memory:forget", query=f"contentHash={'0' * 64}", ok=(404,)),
         Case("DELETE", f"{P}/memories/{{id}}", "memory:forget", {"id": RECORDS[2]["id"]}),

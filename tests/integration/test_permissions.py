@@ -199,6 +199,23 @@ def _scenarios(svc: Service, rec: Recorder, env: dict[str, str]) -> None:
     found = api("GET", f"{base}/memories/search", 200, query={"q": "back off with jitter"})
     assert found["engine"] == f"{SEARCH_ENGINE}:256" and found["results"], found
 
+    # Review: the policy (admin), candidates, the queue (its near-belief search), an approval and a
+    # rejection (the forget path), by a reviewer who is not the candidates' author.
+    reviewer: dict[str, Any] = {"scopes": ["memory:review", "memory:read"], "claims": {"sub": "reviewer-1"}}
+    api("PUT", f"{base}/policy", 200, body={"review": "required"})
+    candidates = [
+        record(7, title="Drain the queue before deploys", summary="In-flight jobs were lost on restart."),
+        record(8, title="Rotate the canary host weekly", summary="A stale canary hid a regression."),
+    ]
+    api("POST", f"{base}/bundles", 201, body=bundle(candidates))
+    assert [i["id"] for i in api("GET", f"{base}/review", 200, **reviewer)["items"]] == [
+        "mem-0007",
+        "mem-0008",
+    ]
+    api("POST", f"{base}/review/mem-0007", 200, body={"decision": "approve"}, **reviewer)
+    api("POST", f"{base}/review/mem-0008", 200, body={"decision": "reject"}, **reviewer)
+    api("PUT", f"{base}/policy", 200, body={"review": "none"})
+
     # An ingest whose record is forgotten between its commit and its index hook: the hook's state
     # check sees the tombstone and rewrites the segment without it, purging every version (the path
     # that needs ListSearchIndexVersions in IngestRole).

@@ -111,10 +111,12 @@ def test_acx_review_is_a_command(monkeypatch: pytest.MonkeyPatch, capsys: pytest
 def test_on_a_terminal_one_key_press_decides_without_enter(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
     import pty
+    import tty
 
     master, slave = pty.openpty()
     with os.fdopen(slave, "r", encoding="utf-8", buffering=1) as tty_in:
         monkeypatch.setattr(sys, "stdin", tty_in)
+        tty.setcbreak(slave)  # as read_key sets it: typed bytes reach the reader without a newline
         os.write(master, b"ar")  # two key presses, no Enter
         assert client_review.read_key() == "a"
         assert client_review.read_key() == "r"

@@ -32,7 +32,14 @@ def test_table_prints_memory_text_literally(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_query_parameters_leave_unset_ones_out() -> None:
-    assert search_query("q", None, None, None) == {"q": "q", "k": None, "tier": None, "tag": None}
+    assert search_query("q", None, None, None) == {
+        "q": "q",
+        "k": None,
+        "tier": None,
+        "tag": None,
+        "trust": None,
+        "agent": None,
+    }
 
 
 def test_mcp_refusal_names_rules_and_paths_never_values() -> None:

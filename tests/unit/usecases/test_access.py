@@ -106,3 +106,33 @@ def test_a_package_id_outside_the_pattern_is_400_naming_pkg(package: str) -> Non
         check_package_id(package)
     assert (err.value.status, err.value.path) == (400, "$.pkg")
     assert check_package_id("notes-2") == "notes-2"
+
+
+def test_the_agent_comes_from_the_configured_claim_and_a_malformed_one_is_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from acx.config import settings
+    from acx.usecases.access import claim_names
+
+    base = {"sub": "u1", "tenant": "acme"}
+    assert principal_from_event(_event({**base, "agent_id": "bot-1"}), ClaimNames()).agent == "bot-1"
+    assert principal_from_event(_event(base), ClaimNames()).agent is None  # no claim: no agent
+    for bad in ("", "   ", "x" * 129, 7):
+        assert principal_from_event(_event({**base, "agent_id": bad}), ClaimNames()).agent is None
+    names = ClaimNames(agent_claim="custom:agent_id")
+    assert principal_from_event(_event({**base, "agent_id": "bot-1"}), names).agent is None
+    assert principal_from_event(_event({**base, "custom:agent_id": "bot-2"}), names).agent == "bot-2"
+    monkeypatch.setenv("AGENT_CLAIM", "azp")
+    settings.cache_clear()
+    try:
+        assert claim_names().agent_claim == "azp"
+    finally:
+        settings.cache_clear()
+
+
+def test_a_dev_token_carries_the_agent_it_was_issued_for() -> None:
+    from acx.local.jwt_issuer import DevIssuer
+
+    issuer = DevIssuer()
+    assert issuer.verify(issuer.issue("acme", agent="bot-1"))["agent_id"] == "bot-1"
+    assert "agent_id" not in issuer.verify(issuer.issue("acme"))

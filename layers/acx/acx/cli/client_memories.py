@@ -38,7 +38,13 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
     api = api_from(args)
     limit = args.limit or (RECALL_MAX_LIMIT if args.all or args.output else None)
-    query: dict[str, Any] = {"tier": args.tier, "tag": args.tag, "limit": limit}
+    query: dict[str, Any] = {
+        "tier": args.tier,
+        "tag": args.tag,
+        "limit": limit,
+        "trust": args.trust,  # None: the service's default, beliefs only
+        "agent": args.agent,
+    }
     records: list[Any] = []
     first: dict[str, Any] | None = None
     cursor = args.cursor
@@ -163,6 +169,8 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("recall", help="list memories (under the advisory banner)")
     p.add_argument("--tier", choices=("rom", "save"))
     p.add_argument("--tag")
+    p.add_argument("--trust", choices=("belief", "candidate", "any"), help="default: beliefs only")
+    p.add_argument("--agent", help="only the memories this agent wrote")
     p.add_argument("--limit", type=int, help=f"records per page (1-{RECALL_MAX_LIMIT})")
     p.add_argument("--cursor", help="continue from a nextCursor")
     p.add_argument("--all", action="store_true", help="follow nextCursor to the end")

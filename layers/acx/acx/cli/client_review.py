@@ -37,7 +37,7 @@ def read_key() -> str:
         fd = stream.fileno()
         old = termios.tcgetattr(fd)
         try:
-            tty.setcbreak(fd)
+            tty.setcbreak(fd, termios.TCSANOW)  # keep type-ahead: keys pressed early still count
             key = os.read(fd, 1).decode("utf-8", "replace")  # one byte: no buffered read-ahead
         finally:
             termios.tcsetattr(fd, termios.TCSADRAIN, old)

@@ -69,12 +69,15 @@ def build_server(api: Any, package: str) -> Any:
         return {k: out.get(k) for k in ("accepted", "merged", "unchanged", "refused", "log")}
 
     @server.tool()
-    def search(query: str, k: int = 10, tier: str | None = None, tag: str | None = None) -> dict[str, Any]:
+    def search(
+        query: str, k: int = 10, tier: str | None = None, tag: str | None = None, trust: str | None = None
+    ) -> dict[str, Any]:
         """Ranked search (lexical + vector) over the package's memories; each result carries the
-        advisory banner."""
+        advisory banner and its trust state. Beliefs only unless ``trust`` is candidate or any
+        (candidates: memories no person has reviewed yet)."""
         from acx.cli.search import SEARCH_PATH, search_query
 
-        out = call("GET", *SEARCH_PATH.split("/"), query=search_query(query, k, tier, tag))
+        out = call("GET", *SEARCH_PATH.split("/"), query=search_query(query, k, tier, tag, trust))
         return {
             "advisory": out.get("advisory") or ADVISORY,
             "results": [
@@ -83,16 +86,24 @@ def build_server(api: Any, package: str) -> Any:
                     "score": r.get("score"),
                     "signals": r.get("signals"),
                     "memory": r.get("record"),
+                    "trust": r.get("trust", "belief"),
+                    "author": r.get("author"),
                 }
                 for r in out.get("results") or []
             ],
         }
 
     @server.tool()
-    def recall(id: str) -> dict[str, Any]:
-        """One active memory by id, with the advisory banner (one point read: GET memories/{id})."""
-        out = call("GET", "memories", id)
-        return {"advisory": out.get("advisory") or ADVISORY, "memory": out.get("record")}
+    def recall(id: str, trust: str | None = None) -> dict[str, Any]:
+        """One active memory by id, with the advisory banner and its trust state (one point read: GET
+        memories/{id}); a candidate only with ``trust`` candidate or any."""
+        out = call("GET", "memories", id, query={"trust": trust} if trust else None)
+        return {
+            "advisory": out.get("advisory") or ADVISORY,
+            "memory": out.get("record"),
+            "trust": out.get("trust", "belief"),
+            "author": out.get("author"),
+        }
 
     @server.tool()
     def forget(id: str) -> dict[str, Any]:

@@ -14,9 +14,16 @@ from typing import Any
 SEARCH_PATH = "memories/search"
 
 
-def search_query(q: str, k: int | None, tier: str | None, tag: str | None) -> dict[str, Any]:
+def search_query(
+    q: str,
+    k: int | None,
+    tier: str | None,
+    tag: str | None,
+    trust: str | None = None,
+    agent: str | None = None,
+) -> dict[str, Any]:
     """Query parameters of ``GET /v1/packages/{pkg}/memories/search`` (None values are left out)."""
-    return {"q": q, "k": k, "tier": tier, "tag": tag}
+    return {"q": q, "k": k, "tier": tier, "tag": tag, "trust": trust, "agent": agent}
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -27,7 +34,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     _, out = api.call(
         "GET",
         pkg_path(args.package, *SEARCH_PATH.split("/")),
-        query=search_query(args.query, args.k, args.tier, args.tag),
+        query=search_query(args.query, args.k, args.tier, args.tag, args.trust, args.agent),
     )
     if args.json:
         emit_json(out)
@@ -85,5 +92,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("-k", type=int, help="how many results (1-50, default 10)")
     p.add_argument("--tier", choices=("rom", "save"))
     p.add_argument("--tag")
+    p.add_argument("--trust", choices=("belief", "candidate", "any"), help="default: beliefs only")
+    p.add_argument("--agent", help="only the memories this agent wrote")
     _common(p)
     p.set_defaults(func=_run(cmd_search))
