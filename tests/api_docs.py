@@ -18,6 +18,6 @@ def documented_routes() -> dict[tuple[str, str], str]:
         if len(cells) < 3 or cells[0] not in ("GET", "POST", "PUT", "DELETE", "PATCH"):
             continue
         for path in re.findall(r"`(/[^`]*)`", cells[1]):
-            full = path if path.startswith("/v1/") else PACKAGE_PATH + path
+            full = path if path.startswith(("/v1/", "/console")) else PACKAGE_PATH + path
             routes[(cells[0], full.split("?", 1)[0])] = cells[2]
     return routes

@@ -15,6 +15,7 @@ import base64
 import binascii
 import hashlib
 import json
+import os
 from functools import lru_cache
 from typing import Annotated, Any
 
@@ -91,6 +92,31 @@ def trust_registry() -> dict[str, Any]:
     from acx.usecases.registry import trust_registry as build
 
     return build(_deps())
+
+
+# The web console: static files beside this module, public (the page holds no data; every call it
+# makes carries the person's bearer token). See acx.console for the headers and the CSRF defence.
+@app.get("/console", openapi_extensions=_PUBLIC)
+def console_page():
+    return _console_file(None)
+
+
+@app.get("/console/<asset>", openapi_extensions=_PUBLIC)
+def console_asset(asset: Annotated[str, Path(examples=["console.js", "console.css"])]):
+    return _console_file(asset)
+
+
+_CONSOLE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "console")
+
+
+def _console_file(name: str | None) -> Response:
+    from acx.console import read_asset
+
+    found = read_asset(_CONSOLE_DIR, name)
+    if found is None:
+        return _json(404, {"error": {"code": c.ERR_NO_ROUTE, "message": "no such console file"}})
+    content_type, body, headers = found
+    return Response(200, content_type, body, headers)
 
 
 @app.get("/v1/packages")

@@ -22,7 +22,13 @@ from tests.api_docs import documented_routes
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
 GUARDED_SERVICES = ("s3", "dynamodb", "kms")
-PUBLIC_ROUTES = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/v1/trust-registry")}
+PUBLIC_ROUTES = {
+    ("GET", "/v1/health"),
+    ("GET", "/v1/openapi.json"),
+    ("GET", "/v1/trust-registry"),
+    ("GET", "/console"),
+    ("GET", "/console/{asset}"),
+}
 REQUIRED_OUTPUTS = {
     "ApiUrl",
     "UploadsBucketName",

@@ -14,7 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
 
 from acx import contract as c
 
@@ -450,6 +459,10 @@ class TrustRegistry(BaseModel):
     keys: list[dict[str, Any]]
 
 
+class ConsoleFile(RootModel[str]):
+    """A web console file (``GET /console``, ``/console/{asset}``): HTML, JavaScript or CSS text."""
+
+
 class OpenAPIDocument(BaseModel):
     model_config = ConfigDict(extra="allow", defer_build=True)
     openapi: StrictStr
@@ -486,6 +499,7 @@ class RouteSpec:
     errors: tuple[int, ...] = _AUTH_ERRORS
     body: type[BaseModel] | None = None
     body_ref: str | None = None  # a schema in components (the bundle)
+    media: tuple[str, ...] = ("application/json",)  # the success body's content types
 
     @property
     def key(self) -> str:
@@ -498,6 +512,10 @@ ROUTES: tuple[RouteSpec, ...] = (
     RouteSpec("GET", "/v1/health", None, ((200, Health),), ()),
     RouteSpec("GET", "/v1/openapi.json", None, ((200, OpenAPIDocument),), ()),
     RouteSpec("GET", "/v1/trust-registry", None, ((200, TrustRegistry),), (503,)),
+    RouteSpec("GET", "/console", None, ((200, ConsoleFile),), (), media=("text/html",)),
+    RouteSpec(
+        "GET", "/console/{asset}", None, ((200, ConsoleFile),), (404,), media=("text/javascript", "text/css")
+    ),
     RouteSpec("GET", "/v1/packages", c.SCOPE_READ, ((200, PackageList),), (400, 401, 403, 413, 503)),
     RouteSpec(
         "POST",

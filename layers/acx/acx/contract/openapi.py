@@ -28,9 +28,10 @@ def _schema(model: Any, schemas: dict[str, Any]) -> dict[str, Any]:
 def _responses(route: RouteSpec, schemas: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for status, model in route.ok:
+        schema = _schema(model, schemas)
         out[str(status)] = {
             "description": STATUS_TEXT.get(status, "OK"),
-            "content": {"application/json": {"schema": _schema(model, schemas)}},
+            "content": {media: {"schema": schema} for media in route.media},
         }
     error = {"application/json": {"schema": _schema(ErrorResponse, schemas)}}
     for status in route.errors:
