@@ -18,7 +18,11 @@ def _models() -> list[type[BaseModel]]:
     return [
         m
         for _, m in inspect.getmembers(models, inspect.isclass)
-        if issubclass(m, BaseModel) and m.__module__ in (models.__name__, search_models.__name__)
+        if issubclass(m, BaseModel)
+        and m.__module__ in (models.__name__, search_models.__name__)
+        # pydantic binds a generic it parametrises at module level (``RootModel[str]``) in that module;
+        # it is the base of a declared model, never one a route answers with
+        and "[" not in m.__name__
     ]
 
 

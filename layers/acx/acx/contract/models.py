@@ -462,6 +462,8 @@ class TrustRegistry(BaseModel):
 class ConsoleFile(RootModel[str]):
     """A web console file (``GET /console``, ``/console/{asset}``): HTML, JavaScript or CSS text."""
 
+    model_config = ConfigDict(defer_build=True)
+
 
 class OpenAPIDocument(BaseModel):
     model_config = ConfigDict(extra="allow", defer_build=True)
