@@ -42,6 +42,7 @@ from acx.core.rows import (
     Lookup,
     NotFound,
     RecordWrite,
+    RowReads,
     Tombstones,
     VersionRow,
 )
@@ -403,7 +404,7 @@ class FakeHead:
         return self.log.size
 
 
-class ChainedLog:
+class ChainedLog(RowReads):
     """The log port with real entries: each operation is planned by ``core.append.plan_append`` and
     signed as a C2SP checkpoint (a local Ed25519 key), so the verifier and the proofs read it as they
     read DynamoDB. Rows, slot pointers and tombstones follow ``LogStore``'s rules (the same
@@ -464,58 +465,6 @@ class ChainedLog:
 
     def entries(self, ref: PackageRef, start: int = 0, end: int | None = None) -> Iterator[Entry]:
         return iter(self.receipts.entries.get(ref, [])[start:end])
-
-    def record(self, ref: PackageRef, record_id: str) -> LogRow | None:
-        return self.rows.get(ref, record_id)
-
-    def lookup(self, ref: PackageRef, ids: set[str], slots: set[str]) -> Lookup:
-        return self.rows.lookup(ref, ids, slots)
-
-    def list_active(
-        self,
-        ref: PackageRef,
-        zone: str | None = None,
-        tag: str | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-        trust: str | None = None,
-        agent: str | None = None,
-    ) -> tuple[list[ListedRecord], str | None]:
-        return self.rows.list_active(ref, zone, tag, limit, cursor, trust, agent)
-
-    def active_listed(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, ListedRecord]:
-        return self.rows.active_listed(ref, ids)
-
-    def review_queue(
-        self, ref: PackageRef, limit: int, cursor: str | None = None
-    ) -> tuple[list[LogRow], str | None]:
-        return self.rows.review_queue(ref, limit, cursor)
-
-    def with_knowledge(self, ref: PackageRef, knowledge: str) -> list[LogRow]:
-        return self.rows.with_knowledge(ref, knowledge)
-
-    def cursor_after(self, row: LogRow | ListedRecord) -> str:
-        return self.rows.cursor_after(row)
-
-    def active_records(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        return self.rows.active_records(ref, ids)
-
-    def active_ids(self, ref: PackageRef, ids: Iterable[str]) -> set[str]:
-        return self.rows.active_ids(ref, ids)
-
-    def active_rows(self, ref: PackageRef) -> Iterator[LogRow]:
-        return self.rows.iter_active(ref)
-
-    def read_files(self, ref: PackageRef) -> list[tuple[str, str]]:
-        return self.rows.read_files(ref)
-
-    def tombstone_hits(
-        self, ref: PackageRef, probes: Sequence[forgetting.Probe], near: forgetting.NearPolicy
-    ) -> list[forgetting.Hit]:
-        return self.rows.tombstone_hits(ref, probes, near)
-
-    def file_forgotten(self, ref: PackageRef, file_keys: Iterable[str]) -> dict[str, int]:
-        return self.rows.file_forgotten(ref, file_keys)
 
     # the verifier's reads
     def all_rows(self, ref: PackageRef) -> Iterator[LogRow | FileRow]:

@@ -25,7 +25,7 @@ from acx.adapters.log_receipts import CheckpointStore, ReceiptStore
 from acx.adapters.log_rows import DEFAULT_ROW_SHARDS, Request, RowStore, ShardLayout, prepare
 from acx.adapters.log_sequencer import HeadState, LeaseExpired, PackageLocked, Sequencer
 from acx.config import Settings
-from acx.core import erasure, forgetting
+from acx.core import erasure
 from acx.core import log as logcore
 from acx.core.append import AppendPlan, EntrySpec, LogHead
 from acx.core.checkpoint import Checkpoint
@@ -38,11 +38,10 @@ from acx.core.rows import (
     FileWrite,
     ForgetResult,
     Forgotten,
-    ListedRecord,
     LogRow,
-    Lookup,
     NotFound,
     RecordWrite,
+    RowReads,
     Tombstones,
     VersionRow,
 )
@@ -69,7 +68,7 @@ __all__ = [
 Guard = Callable[[], None]  # runs under the lease before the claim; raises to refuse (e.g. Forgotten)
 
 
-class LogStore:
+class LogStore(RowReads):
     """Receipts, rows, heads and checkpoints of every package, over a boto3 DynamoDB client.
 
     ``sign`` turns a checkpoint into a signed note (C2SP); ``verifier_key`` gives its public key line
@@ -170,58 +169,6 @@ class LogStore:
 
     def leaf_hashes(self, ref: PackageRef, size: int) -> list[bytes]:
         return self.receipts.leaf_hashes(ref, size)
-
-    def record(self, ref: PackageRef, record_id: str) -> LogRow | None:
-        return self.rows.get(ref, record_id)
-
-    def lookup(self, ref: PackageRef, ids: set[str], slots: set[str]) -> Lookup:
-        return self.rows.lookup(ref, ids, slots)
-
-    def list_active(
-        self,
-        ref: PackageRef,
-        zone: str | None = None,
-        tag: str | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-        trust: str | None = None,
-        agent: str | None = None,
-    ) -> tuple[list[ListedRecord], str | None]:
-        return self.rows.list_active(ref, zone, tag, limit, cursor, trust, agent)
-
-    def active_listed(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, ListedRecord]:
-        return self.rows.active_listed(ref, ids)
-
-    def review_queue(
-        self, ref: PackageRef, limit: int, cursor: str | None = None
-    ) -> tuple[list[LogRow], str | None]:
-        return self.rows.review_queue(ref, limit, cursor)
-
-    def with_knowledge(self, ref: PackageRef, knowledge: str) -> list[LogRow]:
-        return self.rows.with_knowledge(ref, knowledge)
-
-    def cursor_after(self, row: LogRow | ListedRecord) -> str:
-        return self.rows.cursor_after(row)
-
-    def active_records(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        return self.rows.active_records(ref, ids)
-
-    def active_ids(self, ref: PackageRef, ids: Iterable[str]) -> set[str]:
-        return self.rows.active_ids(ref, ids)
-
-    def active_rows(self, ref: PackageRef) -> Iterator[LogRow]:
-        return self.rows.iter_active(ref)
-
-    def read_files(self, ref: PackageRef) -> list[tuple[str, str]]:
-        return self.rows.read_files(ref)
-
-    def tombstone_hits(
-        self, ref: PackageRef, probes: Sequence[forgetting.Probe], near: forgetting.NearPolicy
-    ) -> list[forgetting.Hit]:
-        return self.rows.tombstone_hits(ref, probes, near)
-
-    def file_forgotten(self, ref: PackageRef, file_keys: Iterable[str]) -> dict[str, int]:
-        return self.rows.file_forgotten(ref, file_keys)
 
     # the verifier's Store (acx.usecases.verify.Store)
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from acx.core import forgetting
 from acx.core.forgetting import Hit
 from acx.core.records import zone_of
+
+if TYPE_CHECKING:
+    from acx.core.package import PackageRef
 
 
 class CorruptStore(Exception):
@@ -274,3 +278,63 @@ class ForgetResult:
     to_seq: int | None = None
     repeated: bool = False  # already forgotten: the first forget's entry, no new one
     knowledge: list[str] = field(default_factory=list)  # knowledge keys now refused
+
+
+class RowReads:
+    """The log port's record reads for a log whose rows live in a row store (``self.rows``): the
+    DynamoDB ``RowStore`` behind ``LogStore``, the in-memory rows behind the tests' fake log. One
+    set of forwards, so the adapter and the fake cannot drift apart in what they read."""
+
+    rows: Any
+
+    def record(self, ref: PackageRef, record_id: str) -> LogRow | None:
+        return self.rows.get(ref, record_id)
+
+    def lookup(self, ref: PackageRef, ids: set[str], slots: set[str]) -> Lookup:
+        return self.rows.lookup(ref, ids, slots)
+
+    def list_active(
+        self,
+        ref: PackageRef,
+        zone: str | None = None,
+        tag: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        trust: str | None = None,
+        agent: str | None = None,
+    ) -> tuple[list[ListedRecord], str | None]:
+        return self.rows.list_active(ref, zone, tag, limit, cursor, trust, agent)
+
+    def active_listed(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, ListedRecord]:
+        return self.rows.active_listed(ref, ids)
+
+    def review_queue(
+        self, ref: PackageRef, limit: int, cursor: str | None = None
+    ) -> tuple[list[LogRow], str | None]:
+        return self.rows.review_queue(ref, limit, cursor)
+
+    def with_knowledge(self, ref: PackageRef, knowledge: str) -> list[LogRow]:
+        return self.rows.with_knowledge(ref, knowledge)
+
+    def cursor_after(self, row: LogRow | ListedRecord) -> str:
+        return self.rows.cursor_after(row)
+
+    def active_records(self, ref: PackageRef, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        return self.rows.active_records(ref, ids)
+
+    def active_ids(self, ref: PackageRef, ids: Iterable[str]) -> set[str]:
+        return self.rows.active_ids(ref, ids)
+
+    def active_rows(self, ref: PackageRef) -> Iterator[LogRow]:
+        return self.rows.iter_active(ref)
+
+    def read_files(self, ref: PackageRef) -> list[tuple[str, str]]:
+        return self.rows.read_files(ref)
+
+    def tombstone_hits(
+        self, ref: PackageRef, probes: Sequence[forgetting.Probe], near: forgetting.NearPolicy
+    ) -> list[forgetting.Hit]:
+        return self.rows.tombstone_hits(ref, probes, near)
+
+    def file_forgotten(self, ref: PackageRef, file_keys: Iterable[str]) -> dict[str, int]:
+        return self.rows.file_forgotten(ref, file_keys)
