@@ -131,12 +131,22 @@ class Http:
         return 503, None  # pragma: no cover - the loop always returns
 
 
+# Each record's text is its own knowledge: templated texts that differ only in their numbers are near
+# copies of each other by the forget rule, so forgetting one would (rightly) refuse its siblings.
+_SYLLABLES = ("ka", "lo", "mi", "nu", "pe", "ri", "so", "ta", "ve", "zu", "bri", "dax", "fen", "gor", "hul")
+
+
+def _words(seed: str, n: int) -> str:
+    rng = random.Random(seed)
+    return " ".join("".join(rng.choice(_SYLLABLES) for _ in range(3)) for _ in range(n))
+
+
 def record_of(client: int, n: int, i: int, run: str) -> dict[str, Any]:
     rid = f"c{client:02d}-{n:05d}-{i}"
     return {
         "id": rid,
         "title": f"Load lesson {rid}",
-        "summary": f"Run {run}: client {client} bundle {n} item {i}.",
+        "summary": f"Run {run}: client {client} bundle {n} item {i}: {_words(run + rid, 12)}.",
         "sourceType": "incident",
         "repoId": None,
         "repoLabel": "platform",
