@@ -1,22 +1,9 @@
-"""The prefiltered provider scan against a reference that has no prefilter and no windows.
-
-``engine._scan_providers`` runs a provider rule only near a hit of one of its triggers (one RE2
-alternation over the buffer), anchored at the trigger or searching a small window before it. The
-reference below runs EVERY provider rule's own regex over the WHOLE buffer and keeps the matches the
-same value check accepts. On realistic inputs the two must report the same secrets, at the same
-places: a trigger made case-sensitive or lost, a window narrowed, a regex trigger whose later
-alternatives go unseen, a hit skipped or a literal bucket missed all lose a secret the reference
-finds. Inputs: every provider rule's own regex generates secrets (the generator of
-``test_scrub_triggers_mutants7``) in several places, and the shared gitleaks corpus; both joined by NUL
-the way ``scrub._Batch`` joins the strings of a bundle.
-
-Two differences are by design and left out of the comparison: a match longer than the window after
-its trigger (600 bytes; 6,000 for the multi-line formats) is cut at the window's end, and a keyword
-shorter than 3 characters (intra42's ``42``) is no trigger.
-"""
+"""The scrub engine (acx/core/scrub/engine.py): rules run over the text, candidates are checked, and
+findings are placed."""
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import json
@@ -33,6 +20,58 @@ from acx.core.scrub import engine, generic, scan_text
 from acx.core.scrub.engine import BLOCK, WARN, _check_value, _keyword_at_word_edge, compiled
 from acx.core.scrub.rules import RULES
 from tests.unit.core.scrub.test_triggers_mutants7 import cases
+
+TWITTER_BEARER = (
+    "AAAAAAAAAAAAAAAAAAAAAMLheAAAAAAAA0%2BuSeid%2BULvsea4JtiGRiSDSJSI%3D"
+    "EUifiRBkKG5E2XzMDjRfl76ZC9Ub0wnz4XsNiRVBChTYbJcE3F"
+)
+
+
+def _named(text: str) -> list[tuple[str, int]]:
+    return [(f.rule, f.offset) for f in scan_text(text)]
+
+
+@pytest.mark.parametrize("zeros", [300, 600, 3000, 30000])
+def test_a_base64_blob_with_a_long_run_of_zero_bytes_is_clean(zeros: int) -> None:
+    """A data URI of a file with many zero bytes (an icon, a font, a wasm module): one long run of
+    ``A`` between ordinary base64, and a blob that starts with it. Neither is a secret, and neither
+    spends the scan budget (the run is one candidate, not one per byte)."""
+    tail = bytes(range(1, 40)) * 3
+    inner = base64.b64encode(b"\x89PNG header" + bytes(zeros) + tail).decode()
+    leading = base64.b64encode(bytes(zeros) + tail).decode()
+    assert _named(f"icon: data:image/png;base64,{inner}") == []
+    assert _named(f"icon: data:image/png;base64,{leading}") == []
+    assert _named("pad: " + "A" * zeros + "==") == []
+
+
+@pytest.mark.parametrize("template", ["{}", "x {}", 'token = "{}"', "Authorization=Bearer {}"])
+def test_a_twitter_bearer_token_is_still_named_wherever_it_stands(template: str) -> None:
+    """A real bearer token (21 A, then its random part) is named by its rule at its own offset, at the
+    start of a text and after any separator, and so is one following a long A run's separator."""
+    text = template.format(TWITTER_BEARER)
+    assert ("twitter-bearer-token", text.index("AAAA")) in _named(text)
+
+
+def test_a_twitter_bearer_token_after_a_zero_blob_is_named() -> None:
+    """The zero-byte run before it does not hide a token standing after it (each is its own candidate)."""
+    blob = base64.b64encode(bytes(3000)).decode()
+    text = f"{blob} {TWITTER_BEARER}"
+    assert _named(text) == [("twitter-bearer-token", len(blob) + 1)]
+
+
+def test_a_random_run_of_a_after_the_21_is_still_a_token() -> None:
+    """Only a value made of nothing but ``A`` is excused: 21 A and any random rest is a token."""
+    rest = (hashlib.sha256(b"twitter").hexdigest() * 2)[:90]
+    assert _named(f"x {'A' * 21}{rest}") == [("twitter-bearer-token", 2)]
+
+
+@pytest.mark.parametrize("name", ["myZendeskSecret", "apiZendeskSecret", "zendesk_secret", "ZENDESK_SECRET"])
+def test_a_keyword_starting_a_camel_case_word_with_z_is_the_keyword(name: str) -> None:
+    """``myZendeskSecret``: a capital after a lowercase letter starts a new camel-case word, Z included,
+    so the Zendesk keyword there is at a word edge and its rule names the value."""
+    value = hashlib.sha256(b"zendesk").hexdigest()[:40]
+    assert _named(f"{name} = {value}") == [("zendesk-secret-key", len(name) + 3)]
+
 
 ROOT = Path(__file__).resolve().parents[4]
 CORPUS = ROOT.parent / "shared" / "corpora" / "secrets-gitleaks.json"
@@ -449,3 +488,36 @@ def test_the_gitleaks_corpus_matches_the_unfiltered_scan() -> None:
     texts = [it["text"] for it in json.loads(CORPUS.read_text(encoding="utf-8"))]
     for buf in _chunks(texts, 60):
         _assert_same(buf)
+
+
+_PROSE = "Ask the admin. See the vault."
+
+
+def _rules(text: str) -> list[tuple[str, int]]:
+    return [(f.rule, f.offset) for f in scan_text(text)]
+
+
+@pytest.mark.parametrize(
+    ("template", "rule"),
+    [
+        ('variable "api_token" {{\n  default = "{v}"\n}}', "terraform-variable-default"),
+        ('variable "db_password" {{ default = "{v}" }}', "terraform-variable-default"),
+        ('<add key="ClearTextPassword" value="{v}" />', "nuget-config-password"),
+        ('<add key="password" value="{v}" />', "nuget-config-password"),
+    ],
+)
+def test_a_quoted_sentence_is_prose_and_a_quoted_token_is_a_secret(template: str, rule: str) -> None:
+    assert _rules(template.format(v=_PROSE)) == []
+    # The same place with a drawn value blocks, at the value: the rule does reach this text.
+    secret = template.format(v="k7Qz9pLm2Xw4")
+    assert _rules(secret) == [(rule, secret.index("k7Qz"))]
+
+
+@pytest.mark.parametrize("tail", [",", "]", "}"])
+@pytest.mark.parametrize("password", ["sunshine", "12345"])
+def test_a_curl_password_is_judged_with_the_punctuation_glued_to_it(password: str, tail: str) -> None:
+    # Without the glued character the password is a word / a short number: not judged a secret.
+    plain = f"curl -u ci:{password} https://example.com/x"
+    assert _rules(plain) == []
+    glued = f"curl -u ci:{password}{tail} https://example.com/x"
+    assert _rules(glued) == [("curl-auth-user", glued.index("ci:"))]
