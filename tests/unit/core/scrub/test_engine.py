@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from acx.core.scrub import engine, generic, scan_text
 from acx.core.scrub.engine import BLOCK, WARN, _check_value, _keyword_at_word_edge, compiled
 from acx.core.scrub.rules import RULES
-from tests.unit.core.scrub.test_triggers_mutants7 import cases
+from tests.unit.core.scrub.test_triggers import cases
 
 TWITTER_BEARER = (
     "AAAAAAAAAAAAAAAAAAAAAMLheAAAAAAAA0%2BuSeid%2BULvsea4JtiGRiSDSJSI%3D"

@@ -360,8 +360,7 @@ GOOGLE_KEY = "AIzaSyB7kQ2mX9pL4vN8rT1wZ6cY3hJ5dF0gS2e"  # fake, format-valid
 )
 def test_a_google_key_blocks_even_with_no_word_around_it(text: str) -> None:
     """Google issues the AIza format both for browser/mobile clients (public by design) and for servers
-    (Gemini: a secret), and the format cannot tell which: the gate fails closed (round 3 measured a
-    'warn when alone' rule, 0.167 -> 0.126 clean blocked on the gitleaks corpus, and did not keep it)."""
+    (Gemini: a secret), and the format cannot tell which: the gate fails closed."""
     assert "gcp-api-key" in {f.rule for f in scan_text(text) if f.severity == "block"}, text
 
 

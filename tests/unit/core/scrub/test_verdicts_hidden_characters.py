@@ -1,4 +1,4 @@
-"""Scrub verdicts the mutation run found unguarded: a variation selector hidden inside a token, an
+"""Scrub verdicts: a variation selector hidden inside a token, an
 Airtable personal access token on its own, and the cost of bare ``sentry.io`` hosts against the scan
 budget.
 """

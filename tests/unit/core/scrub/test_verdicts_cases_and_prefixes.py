@@ -1,4 +1,4 @@
-"""Scrub verdicts at the edges the mutation run found unguarded: a NuGet password whatever the case of
+"""Scrub verdicts at the edges: a NuGet password whatever the case of
 its XML, Fly.io prefixes in any case drawing on the scan budget, a random run cut short by a leading
 ellipsis, and the two allowances (changed non-ASCII runs, long runs) at their exact bounds.
 """

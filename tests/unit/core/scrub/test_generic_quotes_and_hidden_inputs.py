@@ -1,4 +1,4 @@
-"""Generic scrub rules (generic.py) the 21:51 mutation run and the fifth round's draws found unguarded:
+"""Generic scrub rules (generic.py):
 a quoted literal keeps its closing punctuation, and the reach of an HTML hidden input's anti-forgery
 ``name`` attribute back from its ``value``.
 """
@@ -133,8 +133,8 @@ def test_base64_of_a_plain_sentence_is_text_not_a_secret(sentence: bytes) -> Non
 )
 def test_a_sentence_given_to_a_bare_name_is_searched_for_its_own_assignment(text: str, offset: int) -> None:
     """A bare ``TOKEN=`` given a sentence is no literal, but the sentence says ``the token is X``:
-    that is judged as it would be standing alone (it blocks at X). It passed before this round: the
-    whole sentence was taken as read and the ``token`` inside it never searched."""
+    that is judged as it would be standing alone (it blocks at X): the ``token`` inside the sentence
+    is searched too."""
     assert _rules(text) == [("secret-assignment", offset)]
     assert _rules(text.replace("m8bgnrkuokcoyqqnqyccj51t", "dragon")) == []
 

@@ -1,4 +1,4 @@
-"""Scrub verdicts the 21:06 mutation run found unguarded: the Arabic letter mark and the Hangul fillers
+"""Scrub verdicts: the Arabic letter mark and the Hangul fillers
 hidden inside a token, the extra fields of a knowledge file given as an object, and which Slack and
 Lob triggers are judged once a flood of bare prefixes has spent the scan budget.
 """

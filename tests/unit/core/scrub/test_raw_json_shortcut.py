@@ -1,4 +1,4 @@
-"""Scrub behaviour the seventh round's fresh draw of the other modules (seed 27) found unguarded: the CLI's
+"""Scrub behaviour: the CLI's
 raw-JSON shortcut looks for the forbidden literals too."""
 
 from __future__ import annotations

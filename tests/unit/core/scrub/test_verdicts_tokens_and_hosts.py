@@ -1,4 +1,4 @@
-"""Behaviours the sixth round's fresh scrub draw (seed 25, 03:37 UTC) found unguarded."""
+"""Scrub verdicts on tokens, hosts and their edges, each as a client sees it."""
 
 from __future__ import annotations
 

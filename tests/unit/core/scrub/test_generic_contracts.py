@@ -1,4 +1,4 @@
-"""Generic scrub rules (generic.py), sixth round: each branch and window of the assignment, URI and
+"""Generic scrub rules (generic.py): each branch and window of the assignment, URI and
 random-run rules pinned by its stated contract (an XML element needs its ``<`` and its closing tag
 within 600 bytes, a table row needs its ``|`` within 8 bytes, a name is read up to 64 bytes back),
 over families of inputs rather than one drawn mutant at a time.
@@ -267,7 +267,7 @@ def test_each_random_run_judged_costs_4_budget_units() -> None:
     assert _rules(_random_runs(140)) == [("scan-budget", 0)]
 
 
-# --- check_assignment: a shell / compose default is a literal (a fix of this round) -------------
+# --- check_assignment: a shell / compose default is a literal ------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -282,8 +282,7 @@ def test_each_random_run_judged_costs_4_budget_units() -> None:
 )
 def test_a_secret_given_as_the_default_of_a_parameter_expansion_blocks_at_the_default(text: str) -> None:
     """``${DB_PASSWORD:-s3cret}``: the expansion is template syntax, but its default is a literal
-    shipped with the file and used whenever the variable is unset. Before this round the whole
-    expansion read as a placeholder and the default passed."""
+    shipped with the file and used whenever the variable is unset, so it is judged as a value."""
     default = VALUE if VALUE in text else "hunter2"
     assert _rules(text) == [("secret-assignment", text.index(default))]
 

@@ -1,4 +1,4 @@
-"""Document-level scrub behaviour the fifth mutation round found unguarded: home paths written with
+"""Document-level scrub behaviour: home paths written with
 only one kind of slash, finding offsets in a bundle with many findings, and cutting pretty-printed JSON.
 """
 

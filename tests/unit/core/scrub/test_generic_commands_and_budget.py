@@ -1,6 +1,6 @@
-"""Generic scrub rules (generic.py), seventh round: a literal inside a command substitution is still
-judged (a real miss fixed this round), and what a long random run costs the scan budget (one unit per
-256 bytes, no more than 16 for one run), pinned both on the rule itself and on the refusal it causes.
+"""Generic scrub rules (generic.py): a literal inside a command substitution is still judged, and
+what a long random run costs the scan budget (one unit per 256 bytes, no more than 16 for one run),
+pinned both on the rule itself and on the refusal it causes.
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ def test_a_sops_value_is_closed_only_by_a_bracket_within_64_kib() -> None:
 )
 def test_a_glued_random_lower_piece_blocks_from_twenty_characters(template: str, at: int) -> None:
     """``looks_random_lower``'s floor is 20 characters, and a piece of a glued run is judged from that
-    length on: 20 blocks the run where it starts, 19 does not (the found seventh-round survivor)."""
+    length on: 20 blocks the run where it starts, 19 does not."""
     piece = "s6xul08pmeofq0o5qczw"
     assert len(piece) == 20
     assert _rules(template.format(piece)) == [("high-entropy", at)]
