@@ -259,6 +259,7 @@ class LocalStack:
         self.restarted = False  # True when start() found existing state in data_dir
         self._data_lock: Any = None
         self.backend: Backend | None = None
+        self._outer_deps: Any = None
         self.issuer = DevIssuer()  # replaced by the data directory's one at start()
         self.env: dict[str, str] = {}
         self.handlers: dict[str, Handler | None] = {}
@@ -354,11 +355,12 @@ class LocalStack:
         if self._log_stream is not None:
             self._log_stream.close()
             self._log_stream = None
-        from acx.usecases import deps as deps_module
+        from acx.usecases.deps import use
 
         if self.backend is not None:
-            if deps_module._override is self.backend.deps:
-                deps_module.use(None)
+            replaced = use(self._outer_deps)  # a stack started inside another hands it back
+            if replaced is not self.backend.deps:  # someone else's: leave it in place
+                use(replaced)
             self.backend.close()
             self.backend = None
         if self._data_lock is not None:
@@ -395,7 +397,7 @@ class LocalStack:
             _log(f"{released} queued message(s) from before the restart are visible again")
         self.backend.queues.on_send(self._wake)
         self.issuer = DevIssuer.persistent(self.data_dir / ISSUER_KEY)
-        use(self.backend.deps)
+        self._outer_deps = use(self.backend.deps)
 
     def _set_env(self, values: dict[str, str]) -> None:
         for key, value in values.items():

@@ -166,11 +166,13 @@ def _kms_signer(key_id: str) -> Signer:
 _override: Deps | None = None
 
 
-def use(d: Deps | None) -> None:
-    """Make ``deps()`` return ``d`` (None: the AWS adapters again). The local stack runs the unchanged
-    handlers on its embedded backend this way; the handlers only ever call ``deps()``."""
+def use(d: Deps | None) -> Deps | None:
+    """Make ``deps()`` return ``d`` (None: the AWS adapters again); returns the Deps it replaces. The
+    local stack runs the unchanged handlers on its embedded backend this way; the handlers only ever
+    call ``deps()``."""
     global _override
-    _override = d
+    previous, _override = _override, d
+    return previous
 
 
 def deps() -> Deps:

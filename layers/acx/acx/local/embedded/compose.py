@@ -27,6 +27,7 @@ from acx.local.embedded.keys import FileKeyer, FileSigner, KeyFileDamaged, ed255
 from acx.local.embedded.objects import DirectoryObjects, ObjectDamaged
 from acx.local.embedded.queue import AlarmFile, QueueDamaged, Queues, QueueSender
 from acx.local.embedded.search_index import DirectorySearchIndex
+from acx.local.embedded.wal import WalDamaged, check_wal
 from acx.local.presigned import Presigner
 from acx.usecases.deps import Deps
 
@@ -106,13 +107,10 @@ def s3_event(bucket: str, key: str, size: int, digest: str, version: str, region
 
 
 def state_of(data_dir: Path) -> tuple[list[str], list[str]]:
-    """(present, missing) state files of ``data_dir``; objects count as present state."""
-    present = [n for n in STATE_FILES if (data_dir / n).exists()]
-    objects = data_dir / OBJECTS_DIR
-    if objects.is_dir() and any(objects.rglob("*@o")):
-        present.append(OBJECTS_DIR)
-    missing = [n for n in STATE_FILES if n not in present]
-    return present, missing
+    """(present, missing) of the state files and the objects directory of ``data_dir``."""
+    names = (*STATE_FILES, OBJECTS_DIR)
+    present = [n for n in names if (data_dir / n).exists()]
+    return present, [n for n in names if n not in present]
 
 
 def open_backend(data_dir: Path, settings: Settings, *, fsync: bool = True, check_objects: bool = True) -> Backend:
@@ -136,7 +134,11 @@ def open_backend(data_dir: Path, settings: Settings, *, fsync: bool = True, chec
         keyer = FileKeyer(data_dir / FORGET_KEY, create=first)
         presigner = Presigner(key_bytes(data_dir / PRESIGN_KEY, "presign-hmac", create=first))
         queues = Queues(data_dir / QUEUES_NAME, create=first, fsync=fsync)
+        check_wal(data_dir / f"{DB_NAME}-wal")  # before SQLite reads it (acx.local.embedded.wal)
         db = Database(data_dir / DB_NAME)
+        for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):  # private, as the key files
+            if (data_dir / name).exists():
+                (data_dir / name).chmod(0o600)
         buckets = {
             name: DirectoryObjects(data_dir / OBJECTS_DIR, name, presigner, fsync=fsync)
             for name in (settings.uploads_bucket, settings.data_bucket, settings.cartridges_bucket)
@@ -144,13 +146,13 @@ def open_backend(data_dir: Path, settings: Settings, *, fsync: bool = True, chec
         if check_objects and not first:
             for store in buckets.values():
                 store.check()
-    except (KeyFileDamaged, QueueDamaged, DatabaseDamaged, ObjectDamaged) as exc:
+    except (KeyFileDamaged, QueueDamaged, DatabaseDamaged, ObjectDamaged, WalDamaged) as exc:
         raise DataDirDamaged(f"refused to start on a damaged data directory: {exc}") from exc
     notes = NoteSigner(settings.publisher_id, signer)
     data = buckets[settings.data_bucket]
     deps = Deps(
         settings=settings,
-        log=SqliteLog(db, notes.sign, notes.verifier_key, publisher_id=settings.publisher_id),
+        log=SqliteLog(db, notes.sign, notes.verifier_key(), publisher_id=settings.publisher_id),
         data=data,
         uploads=buckets[settings.uploads_bucket],
         cartridges=buckets[settings.cartridges_bucket],
