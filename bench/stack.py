@@ -266,7 +266,9 @@ def run(quick: bool) -> list[dict[str, Any]]:
         after = resource.getrusage(resource.RUSAGE_SELF)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         for row in presigned:
-            row["note"] += f"; CPU {cpu:.0f} s (this process: handlers and the embedded backend); durable data dir"
+            row["note"] += (
+                f"; CPU {cpu:.0f} s (this process: handlers and the embedded backend); durable data dir"
+            )
         rows.extend(presigned)
         rows.extend(_listing_rows(stack.endpoint, stack.token("bench"), 10_000 if quick else 100_000))
         stack.close()

@@ -128,7 +128,9 @@ def kill_restart(data: Path, upload_n: int = 20_000) -> list[dict[str, Any]]:
             i += 1
 
     body = bundle_bytes(generate_records(upload_n, seed=4, prefix="killed-upload"))
-    status, up = api.call("POST", "/v1/packages/bench-kill-up/uploads", json.dumps({"size": len(body)}).encode())
+    status, up = api.call(
+        "POST", "/v1/packages/bench-kill-up/uploads", json.dumps({"size": len(body)}).encode()
+    )
     _expect(status, up, (201,), "create upload")
     t = threading.Thread(target=writer)
     t.start()

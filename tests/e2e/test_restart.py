@@ -325,7 +325,17 @@ def test_reset_refuses_while_a_stack_holds_the_directory(serve: Any, tmp_path: P
 def _start(data: Path) -> subprocess.CompletedProcess[str]:
     """A start that is expected to be refused (it would otherwise serve until killed by the timeout)."""
     return subprocess.run(
-        [sys.executable, "-m", "acx.local.serve", "--port", "0", "--data", str(data), "--verify-interval", "0"],
+        [
+            sys.executable,
+            "-m",
+            "acx.local.serve",
+            "--port",
+            "0",
+            "--data",
+            str(data),
+            "--verify-interval",
+            "0",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -349,9 +359,12 @@ def _filled(serve: Any, tmp_path: Path, tenant: str) -> tuple[str, set[str]]:
 
 
 @pytest.mark.parametrize(
-    "name", ["acx.sqlite", "queues.sqlite", "signing.key", "forget.key", "presign.key", "issuer.key", "objects"]
+    "name",
+    ["acx.sqlite", "queues.sqlite", "signing.key", "forget.key", "presign.key", "issuer.key", "objects"],
 )
-def test_a_missing_file_is_refused_at_start_and_nothing_is_deleted(serve: Any, tmp_path: Path, name: str) -> None:
+def test_a_missing_file_is_refused_at_start_and_nothing_is_deleted(
+    serve: Any, tmp_path: Path, name: str
+) -> None:
     token, acked = _filled(serve, tmp_path, "rm")
     data = tmp_path / "data"
     aside = tmp_path / "aside"
@@ -458,7 +471,10 @@ def test_memory_stays_bounded_under_load(serve: Any, tmp_path: Path) -> None:
 
     s = serve()
     token = _token(s, "rl")
-    assert s.call("POST", "/v1/packages/l/bundles", token, bundle_bytes(generate_records(200, seed=71)))[0] == 201
+    assert (
+        s.call("POST", "/v1/packages/l/bundles", token, bundle_bytes(generate_records(200, seed=71)))[0]
+        == 201
+    )
 
     def work(i: int) -> int:
         if i % 10 == 0:

@@ -114,7 +114,9 @@ def _raw(stack: Any, request: bytes, timeout: float = 30) -> bytes:
         "X-Amz-Security-Token: testing",
     ],
 )
-def test_the_object_path_serves_no_credential_but_a_presigned_signature(local_stack: Any, headers: str) -> None:
+def test_the_object_path_serves_no_credential_but_a_presigned_signature(
+    local_stack: Any, headers: str
+) -> None:
     """A stored bundle cannot be listed, read, overwritten or deleted with any header."""
     stored = _upload(local_stack, "bearer-a", "pa")
     body = bundle_bytes(generate_records(3, seed=21, prefix="bearer"))
@@ -136,7 +138,8 @@ def test_the_object_path_serves_no_credential_but_a_presigned_signature(local_st
         answer = _raw(
             local_stack,
             f"{method} {target} HTTP/1.1\r\nHost: x\r\n{headers}\r\n"
-            f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode() + payload,
+            f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode()
+            + payload,
         )
         assert answer.startswith(b"HTTP/1.1 403"), (method, target, answer[:200])
     assert list(uploads.versions(key)) == before  # nothing read into a new version, nothing deleted

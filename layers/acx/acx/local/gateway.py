@@ -48,6 +48,7 @@ class ObjectFront(Protocol):
     def presigner(self) -> Any: ...
     def put_object(self, bucket: str, key: str, chunks: Iterator[bytes]) -> tuple[str, int]: ...
 
+
 #: API Gateway HTTP API request payload limit.
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
 #: Lambda synchronous invocation payload limit (the event, as JSON).
@@ -312,7 +313,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
     timeout = 60.0
 
     def setup(self) -> None:
-        self.timeout = self.server.gateway.read_timeout  # per gateway (tests shorten it)
+        # Per gateway (tests shorten it): StreamRequestHandler.setup reads ``self.timeout``.
+        setattr(self, "timeout", self.server.gateway.read_timeout)  # noqa: B010 - a class variable in typeshed
         super().setup()
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: Gateway writes its own access log
@@ -453,11 +455,13 @@ class Gateway:
                 raise PresignRefused("AccessDenied", "Access Denied")
         except PresignRefused as refused:
             req.close_connection = True  # the body (if any) is never read
-            self._send_object(req, method, parts.path, started, *_s3_error(403, refused.code, refused.message))
+            self._send_object(
+                req, method, parts.path, started, *_s3_error(403, refused.code, refused.message)
+            )
             return
         if method == "PUT":
             try:
-                version, size = self.objects.put_object(bucket, key, _body_chunks(req))
+                version, _size = self.objects.put_object(bucket, key, _body_chunks(req))
             except TimeoutError:
                 req.close_connection = True
                 answer = _s3_error(408, "RequestTimeout", "the request body did not arrive in time")
@@ -476,7 +480,9 @@ class Gateway:
         except KeyError:
             self._send_object(req, method, parts.path, started, *_s3_error(404, "NoSuchKey", "no such key"))
             return
-        self._send_object(req, method, parts.path, started, 200, [("Content-Type", "application/octet-stream")], body)
+        self._send_object(
+            req, method, parts.path, started, 200, [("Content-Type", "application/octet-stream")], body
+        )
 
     def _send_object(
         self,

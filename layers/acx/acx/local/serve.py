@@ -13,7 +13,6 @@ tenant: it is a development issuer, never expose the stack beyond this host.
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading

@@ -489,7 +489,9 @@ class LocalStack:
         arn = f"arn:aws:sqs:{self.region}:{ACCOUNT_ID}:{self.prefix}-{queue.name}"
         ids = {m.id for m in messages}
         try:
-            result = handler(sqs_event([m.as_sqs() for m in messages], arn, self.region), self._context(queue.function))
+            result = handler(
+                sqs_event([m.as_sqs() for m in messages], arn, self.region), self._context(queue.function)
+            )
             failed: set[str] = set()
             if isinstance(result, dict):
                 failed = {str(f.get("itemIdentifier")) for f in result.get("batchItemFailures") or []}

@@ -29,7 +29,9 @@ def test_put_get_size_and_streams_read_back_what_was_written(bucket: DirectoryOb
         port.get("a/missing")
 
 
-def test_a_key_and_its_prefix_are_separate_objects_and_dots_stay_inside(bucket: DirectoryObjects, tmp_path: Path) -> None:
+def test_a_key_and_its_prefix_are_separate_objects_and_dots_stay_inside(
+    bucket: DirectoryObjects, tmp_path: Path
+) -> None:
     bucket.put("a", b"1")
     bucket.put("a/b", b"2")
     bucket.put("../../escape", b"3")

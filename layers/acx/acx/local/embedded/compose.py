@@ -80,7 +80,9 @@ class Backend:
             close()
 
 
-def s3_event(bucket: str, key: str, size: int, digest: str, version: str, region: str = "us-east-1") -> dict[str, object]:
+def s3_event(
+    bucket: str, key: str, size: int, digest: str, version: str, region: str = "us-east-1"
+) -> dict[str, object]:
     """The S3 event notification body an ObjectCreated:Put sends to its queue."""
     return {
         "Records": [
@@ -113,7 +115,9 @@ def state_of(data_dir: Path) -> tuple[list[str], list[str]]:
     return present, [n for n in names if n not in present]
 
 
-def open_backend(data_dir: Path, settings: Settings, *, fsync: bool = True, check_objects: bool = True) -> Backend:
+def open_backend(
+    data_dir: Path, settings: Settings, *, fsync: bool = True, check_objects: bool = True
+) -> Backend:
     """Open (or, on a first start, create) the backend of ``data_dir``; :class:`DataDirDamaged` when
     its files are incomplete or damaged. The caller holds the data directory's lock."""
     from acx.local.embedded.db import Database, DatabaseDamaged

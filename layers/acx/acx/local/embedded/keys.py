@@ -16,10 +16,11 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Literal
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
+
+from acx.core.signing import Algorithm
 
 FORMAT = "acx-key-file/v1"
 
@@ -93,7 +94,7 @@ def ed25519_key(path: Path, *, create: bool) -> ed25519.Ed25519PrivateKey:
 class FileSigner:
     """A :class:`acx.core.signing.Signer` whose Ed25519 key lives in a key file (what KMS holds on AWS)."""
 
-    algorithm: Literal["ed25519"] = "ed25519"
+    algorithm: Algorithm = "ed25519"
 
     def __init__(self, path: Path, *, create: bool = False) -> None:
         self._key = ed25519_key(path, create=create)

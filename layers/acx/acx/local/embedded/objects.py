@@ -25,10 +25,10 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from acx.local.embedded.keys import fsync_dir
-from acx.local.presigned import Presigner, PresignedUrl
+from acx.local.presigned import PresignedUrl, Presigner
 
 OBJECT_SUFFIX = "@o"
 KEY_FILE = ".key"

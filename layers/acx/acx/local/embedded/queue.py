@@ -222,7 +222,10 @@ class Queues:
     def bodies(self, queue: str) -> list[str]:
         """Every body in ``queue``, oldest first (tests and the operator's look at a DLQ)."""
         with self._lock:
-            return [r[0] for r in self._db.execute("SELECT body FROM messages WHERE queue = ? ORDER BY seq", (queue,))]
+            return [
+                r[0]
+                for r in self._db.execute("SELECT body FROM messages WHERE queue = ? ORDER BY seq", (queue,))
+            ]
 
 
 class QueueSender:
