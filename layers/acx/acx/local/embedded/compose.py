@@ -1,4 +1,5 @@
-"""The embedded backend of a data directory, composed into the service's ``Deps``.
+"""The embedded local backend of a data directory (SQLite for what DynamoDB holds, a directory for
+what S3 holds, key files for what KMS holds, a SQLite queue for SQS), composed into ``Deps``.
 
 Files of a data directory (docs/LOCAL.md): ``acx.sqlite`` (the log, jobs, idempotency: what
 DynamoDB holds), ``queues.sqlite`` (what SQS holds), ``objects/<bucket>/`` (what S3 holds),
@@ -27,7 +28,6 @@ from acx.local.embedded.keys import FileKeyer, FileSigner, KeyFileDamaged, ed255
 from acx.local.embedded.objects import DirectoryObjects, ObjectDamaged
 from acx.local.embedded.queue import AlarmFile, QueueDamaged, Queues, QueueSender
 from acx.local.embedded.search_index import DirectorySearchIndex
-from acx.local.embedded.wal import WalDamaged, check_wal
 from acx.local.presigned import Presigner
 from acx.usecases.deps import Deps
 
@@ -138,7 +138,6 @@ def open_backend(
         keyer = FileKeyer(data_dir / FORGET_KEY, create=first)
         presigner = Presigner(key_bytes(data_dir / PRESIGN_KEY, "presign-hmac", create=first))
         queues = Queues(data_dir / QUEUES_NAME, create=first, fsync=fsync)
-        check_wal(data_dir / f"{DB_NAME}-wal")  # before SQLite reads it (acx.local.embedded.wal)
         db = Database(data_dir / DB_NAME)
         for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):  # private, as the key files
             if (data_dir / name).exists():
@@ -150,7 +149,7 @@ def open_backend(
         if check_objects and not first:
             for store in buckets.values():
                 store.check()
-    except (KeyFileDamaged, QueueDamaged, DatabaseDamaged, ObjectDamaged, WalDamaged) as exc:
+    except (KeyFileDamaged, QueueDamaged, DatabaseDamaged, ObjectDamaged) as exc:
         raise DataDirDamaged(f"refused to start on a damaged data directory: {exc}") from exc
     notes = NoteSigner(settings.publisher_id, signer)
     data = buckets[settings.data_bucket]
