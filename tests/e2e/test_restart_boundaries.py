@@ -143,6 +143,18 @@ def test_the_object_path_serves_no_credential_but_a_presigned_signature(
         )
         assert answer.startswith(b"HTTP/1.1 403"), (method, target, answer[:200])
     assert list(uploads.versions(key)) == before  # nothing read into a new version, nothing deleted
+    # A presigned GET reads an object; the same path with the header alone does not.
+    data = local_stack.deps.settings.data_bucket
+    local_stack.backend.buckets[data].put("probe/bearer.bin", b"stored bytes")
+    signed = local_stack.backend.presigner.sign("GET", data, "probe/bearer.bin", "", 60).url
+    with urllib.request.urlopen(signed, timeout=60) as resp:  # noqa: S310 - the local gateway
+        assert resp.read() == b"stored bytes"
+    answer = _raw(
+        local_stack,
+        f"GET /{data}/probe/bearer.bin HTTP/1.1\r\nHost: x\r\n{headers}\r\n"
+        "Connection: close\r\n\r\n".encode(),
+    )
+    assert answer.startswith(b"HTTP/1.1 403") and b"stored bytes" not in answer
 
 
 def test_a_stalled_body_gets_408_on_every_path(local_stack: Any) -> None:
