@@ -52,3 +52,26 @@ def test_sqs_events_carry_what_lambda_delivers() -> None:
         and record["eventSourceARN"] == "arn"
         and record["attributes"] == {"A": "1"}
     )
+
+
+def test_the_stack_serves_an_upload_without_importing_moto(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = f"""
+import json, sys, urllib.request
+from acx.local.stack import LocalStack
+with LocalStack(data_dir={str(tmp_path / "data")!r}, verify_interval=None, quiet=True) as stack:
+    auth = {{"Authorization": "Bearer " + stack.token("t"), "Content-Type": "application/json"}}
+    req = urllib.request.Request(stack.endpoint + "/v1/packages/p/uploads", b"{{}}", auth, method="POST")
+    up = json.loads(urllib.request.urlopen(req).read())
+    body = json.dumps({{"schemaVersion": "acx.memory-bundle/1", "records": []}}).encode()
+    urllib.request.urlopen(urllib.request.Request(up["url"], body, up["headers"], method="PUT")).read()
+    stack.drain(60)
+    job = stack.deps.jobs.get("t", "p", "upload", up["uploadId"])
+print(job["status"], json.dumps(sorted(m for m in sys.modules if m == "moto" or m.startswith("moto."))))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    status, moto = out.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert status != "pending" and moto == "[]"  # the upload went through the pump, with no moto
