@@ -57,3 +57,16 @@ def test_a_key_file_of_another_kind_is_refused(tmp_path: Path) -> None:
     with pytest.raises(KeyFileDamaged):
         key_bytes(tmp_path / "k", "ed25519", create=False)
     assert len(key_bytes(tmp_path / "k", "forget-hmac", create=False)) == 32
+
+
+def test_the_signers_creation_time_is_kept_in_its_file(tmp_path: Path) -> None:
+    import json
+
+    path = tmp_path / "signing.key"
+    created = FileSigner(path, create=True).created_at
+    assert FileSigner(path).created_at == created  # the registry's notBefore survives a restart
+    doc = json.loads(path.read_bytes())
+    doc["created"] = "2001-01-01T00:00:00Z"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(KeyFileDamaged):
+        FileSigner(path)  # the time is covered by the checksum too

@@ -12,6 +12,7 @@ guessed forgotten text; the files are protected by the file system's permissions
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -52,38 +53,56 @@ def write_private(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
-def _dump(kind: str, key: bytes) -> bytes:
-    doc = {"format": FORMAT, "kind": kind, "key": key.hex(), "sha256": hashlib.sha256(key).hexdigest()}
+def _digest(kind: str, created: str, key: bytes) -> str:
+    return hashlib.sha256(f"{kind}\n{created}\n".encode() + key).hexdigest()
+
+
+def _dump(kind: str, key: bytes, created: str) -> bytes:
+    doc = {
+        "format": FORMAT,
+        "kind": kind,
+        "created": created,
+        "key": key.hex(),
+        "sha256": _digest(kind, created, key),
+    }
     return json.dumps(doc, sort_keys=True).encode() + b"\n"
 
 
-def _load(path: Path, kind: str, size: int) -> bytes:
+def _load(path: Path, kind: str, size: int) -> tuple[bytes, dt.datetime]:
     try:
         doc = json.loads(path.read_bytes())
         key = bytes.fromhex(doc["key"])
+        created = str(doc["created"])
         ok = (
             doc.get("format") == FORMAT
             and doc.get("kind") == kind
             and len(key) == size
-            and hashlib.sha256(key).hexdigest() == doc.get("sha256")
+            and _digest(kind, created, key) == doc.get("sha256")
         )
+        when = dt.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
     except (ValueError, KeyError, TypeError, AttributeError):
         ok = False
     if not ok:
         raise KeyFileDamaged(f"{path} is not an intact {kind} key file: restore it from a backup")
-    return key
+    return key, when
 
 
-def key_bytes(path: Path, kind: str, size: int = 32, *, create: bool) -> bytes:
-    """The key of ``kind`` in ``path``; with ``create``, a new random one when the file is absent.
-    Without ``create`` an absent file raises ``FileNotFoundError`` (the caller decides)."""
+def key_file(path: Path, kind: str, size: int = 32, *, create: bool) -> tuple[bytes, dt.datetime]:
+    """(key, creation time) of the ``kind`` key in ``path``; with ``create``, a new random one when
+    the file is absent. Without ``create`` an absent file raises ``FileNotFoundError``."""
     if path.exists():
         return _load(path, kind, size)
     if not create:
         raise FileNotFoundError(path)
     key = os.urandom(size)
-    write_private(path, _dump(kind, key))
-    return key
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    write_private(path, _dump(kind, key, now.strftime("%Y-%m-%dT%H:%M:%SZ")))
+    return key, now
+
+
+def key_bytes(path: Path, kind: str, size: int = 32, *, create: bool) -> bytes:
+    """The key of :func:`key_file`, without its creation time."""
+    return key_file(path, kind, size, create=create)[0]
 
 
 def ed25519_key(path: Path, *, create: bool) -> ed25519.Ed25519PrivateKey:
@@ -92,12 +111,15 @@ def ed25519_key(path: Path, *, create: bool) -> ed25519.Ed25519PrivateKey:
 
 
 class FileSigner:
-    """A :class:`acx.core.signing.Signer` whose Ed25519 key lives in a key file (what KMS holds on AWS)."""
+    """A :class:`acx.core.signing.Signer` whose Ed25519 key lives in a key file (what KMS holds on AWS).
+    ``created_at`` (the key's creation, kept in the file) is the trust registry's ``notBefore``, as
+    the KMS key's CreationDate is on AWS."""
 
     algorithm: Algorithm = "ed25519"
 
     def __init__(self, path: Path, *, create: bool = False) -> None:
-        self._key = ed25519_key(path, create=create)
+        seed, self.created_at = key_file(path, "ed25519", create=create)
+        self._key = ed25519.Ed25519PrivateKey.from_private_bytes(seed)
         self._spki = self._key.public_key().public_bytes(
             serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
         )
