@@ -177,3 +177,17 @@ def record(i: int, text: str = "", *, portable: bool = True, tags: list[str] | N
 def write_of(rec: dict[str, Any], **kwargs: Any) -> RecordWrite:
     """The write of a record, its slot derived from its text and id (distinct per record)."""
     return RecordWrite(rec, sha256_hex({"slotOf": rec["summary"], "id": rec["id"]}), **kwargs)
+
+
+@pytest.fixture
+def both(signer: LocalEd25519Signer, tmp_path: Path) -> Iterator[tuple[Backend, Backend]]:
+    """The two backends at once, their logs on clocks that read the same instant: the same operations
+    then make byte-identical entries and checkpoints."""
+    moto, embedded = _moto(signer), _embedded(signer, tmp_path)
+    try:
+        a, b = next(moto), next(embedded)
+        a.log, b.log = a.new_log(clock=FakeClock()), b.new_log(clock=FakeClock())
+        yield a, b
+    finally:
+        moto.close()
+        embedded.close()
