@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -66,8 +67,9 @@ def test_a_missing_file_is_created_whole_in_wal_mode_with_full_sync(tmp_path: Pa
     db = Database(path)
     try:
         assert db.one("PRAGMA journal_mode") == ("wal",)
-        assert db.one("PRAGMA synchronous") == (2,)  # FULL: the WAL is fsynced at every commit
-        assert db.one("PRAGMA foreign_keys") == (1,)
+        with db.transaction() as cx:  # the writer connection's settings
+            assert cx.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL: WAL fsynced per commit
+            assert cx.execute("PRAGMA foreign_keys").fetchone() == (1,)
         assert db.one("SELECT value FROM meta WHERE name = 'format'") == ("acx-embedded",)
     finally:
         db.close()
@@ -125,6 +127,36 @@ def test_threads_share_one_database(tmp_path: Path) -> None:
         t.join()
     try:
         assert db.one("SELECT COUNT(*) FROM jobs") == (200,)
+    finally:
+        db.close()
+
+
+def test_a_read_does_not_wait_for_another_threads_transaction_and_sees_the_last_commit(
+    tmp_path: Path,
+) -> None:
+    db = Database(tmp_path / "acx.sqlite")
+    inside, release = threading.Event(), threading.Event()
+    seen_inside: list[tuple | None] = []
+
+    def writer() -> None:
+        with db.transaction() as cx:
+            cx.execute(JOB, ("t#p", "uncommitted", "{}"))
+            seen_inside.append(db.one("SELECT COUNT(*) FROM jobs"))  # its own write, before the commit
+            inside.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        assert inside.wait(10)
+        started = time.monotonic()
+        assert db.one("SELECT COUNT(*) FROM jobs") == (0,)  # the last committed state, at once
+        assert time.monotonic() - started < 1.0
+    finally:
+        release.set()
+        thread.join()
+    try:
+        assert seen_inside == [(1,)] and db.one("SELECT COUNT(*) FROM jobs") == (1,)
     finally:
         db.close()
 

@@ -5,9 +5,12 @@ acknowledged write survives a kill -9 or a power cut. Every write is one ``BEGIN
 transaction (:meth:`Database.transaction`): SQLite's write lock serializes the writers of this and of
 any other process on the same file, which is what the DynamoDB log builds with a lease.
 
-One connection, shared by the process's threads behind a lock: the writers serialize on the file's
-write lock anyway, and a read takes microseconds, so a connection per thread bought nothing measurable
-for the stack's load and would add a WAL read snapshot per thread to reason about.
+Connections: one writer connection behind a lock (the writers serialize on the file's write lock
+anyway), and a small pool of read-only connections for reads outside a transaction. In WAL mode a
+reader sees the last committed state and never waits for a writer, so a request listing one package
+does not stall behind another package's large commit, as it would on a shared connection; a read made
+inside a transaction, on the thread that holds it, goes to the writer connection and sees that
+transaction's own writes (the checks a commit runs before it writes).
 
 At open, a file that is not ours is refused with :class:`DatabaseDamaged`, never repaired, truncated
 or replaced: not a SQLite file, a header whose page size or page count does not match the file's
@@ -36,6 +39,7 @@ FORMAT = "acx-embedded"
 VERSION = 1
 MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 30_000  # another process holding the write lock: wait this long, then fail
+IDLE_READERS = 8  # read connections kept open between reads (more are opened under a burst, then closed)
 
 SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -125,8 +129,8 @@ class DatabaseDamaged(RuntimeError):
 class Database:
     """One SQLite file of the embedded backend (see the module docstring).
 
-    ``transaction()`` is the one way to write; reads call :meth:`query` / :meth:`one`. Both take the
-    connection's lock, so the object is shared freely between threads.
+    ``transaction()`` is the one way to write; reads call :meth:`query` / :meth:`one`. The object is
+    shared freely between threads.
     """
 
     def __init__(self, path: pathlib.Path) -> None:
@@ -136,16 +140,24 @@ class Database:
         check(self.path)
         self._lock = threading.RLock()
         self._depth = 0
-        self._cx: sqlite3.Connection | None = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
-        )
+        self._owner: int | None = None  # the thread inside a transaction
+        self._pool_lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._cx: sqlite3.Connection | None = self._connect()
         self._cx.execute("PRAGMA journal_mode=WAL")
         self._cx.execute("PRAGMA synchronous=FULL")
         self._cx.execute("PRAGMA foreign_keys=ON")
-        self._cx.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+    def _connect(self) -> sqlite3.Connection:
+        cx = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+        )
+        cx.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        return cx
 
     @property
     def cx(self) -> sqlite3.Connection:
+        """The writer connection (use it inside :meth:`transaction` only)."""
         if self._cx is None:
             raise RuntimeError("the database is closed")
         return self._cx
@@ -165,28 +177,56 @@ class Database:
                     self._depth -= 1
                 return
             cx.execute("BEGIN IMMEDIATE")
-            self._depth = 1
+            self._depth, self._owner = 1, threading.get_ident()
             try:
                 yield cx
             except BaseException:
-                self._depth = 0
+                self._depth, self._owner = 0, None
                 cx.execute("ROLLBACK")
                 raise
-            self._depth = 0
+            self._depth, self._owner = 0, None
             cx.execute("COMMIT")
 
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection a read uses: the writer's inside this thread's transaction, else a pooled
+        read-only one (the last committed state, without waiting for a writer)."""
+        if self._owner == threading.get_ident():
+            with self._lock:
+                yield self.cx
+            return
+        with self._pool_lock:
+            if self._cx is None:
+                raise RuntimeError("the database is closed")
+            cx = self._idle.pop() if self._idle else None
+        if cx is None:
+            cx = self._connect()
+            cx.execute("PRAGMA query_only=ON")
+        try:
+            yield cx
+        finally:
+            with self._pool_lock:
+                keep = self._cx is not None and len(self._idle) < IDLE_READERS
+                if keep:
+                    self._idle.append(cx)
+            if not keep:
+                cx.close()
+
     def query(self, sql: str, params: tuple[object, ...] | list[object] = ()) -> list[tuple]:
-        """Every row of a read (under the lock: one statement at a time on the connection)."""
-        with self._lock:
-            return self.cx.execute(sql, params).fetchall()
+        """Every row of one read statement."""
+        with self._reading() as cx:
+            return cx.execute(sql, params).fetchall()
 
     def one(self, sql: str, params: tuple[object, ...] | list[object] = ()) -> tuple | None:
-        with self._lock:
-            return self.cx.execute(sql, params).fetchone()
+        with self._reading() as cx:
+            return cx.execute(sql, params).fetchone()
 
     def close(self) -> None:
-        """Close the connection (the last close checkpoints the WAL into the file)."""
-        with self._lock:
+        """Close every connection (the last close checkpoints the WAL into the file)."""
+        with self._lock, self._pool_lock:
+            for cx in self._idle:
+                cx.close()
+            self._idle.clear()
             if self._cx is not None:
                 self._cx.close()
                 self._cx = None
