@@ -242,6 +242,55 @@ def test_a_wal_beside_a_missing_file_is_refused_and_nothing_is_created(tmp_path:
     assert opens(path) == 0  # without it, a new file
 
 
+def crashed(tmp_path: Path, commits: int = 20) -> tuple[Path, Path]:
+    """The file and the WAL as a kill -9 leaves them: ``commits`` acknowledged transactions, each one
+    job, still in the WAL (copied while the database is open, so nothing checkpointed them)."""
+    live = tmp_path / "live" / "acx.sqlite"
+    db = Database(live)
+    for i in range(commits):
+        with db.transaction() as cx:
+            cx.execute(JOB, ("t#p", f"job-{i:03d}", "y" * 300))
+    out = tmp_path / "crashed"
+    out.mkdir()
+    path, wal = out / "acx.sqlite", out / "acx.sqlite-wal"
+    path.write_bytes(live.read_bytes())
+    wal.write_bytes(Path(f"{live}-wal").read_bytes())
+    db.close()
+    return path, wal
+
+
+def frame_at(path: Path, index: int) -> int:
+    """The offset of WAL frame ``index`` (32-byte header, then 24-byte frame headers and pages)."""
+    return 32 + index * (24 + page_size(path))
+
+
+def test_a_damaged_wal_with_commits_after_the_damage_is_refused(tmp_path: Path) -> None:
+    path, wal = crashed(tmp_path / "control")
+    assert opens(path) == 20  # the positive control: every acknowledged commit is read back
+    for name, at in (("page", 24 + 100), ("salt", 8)):
+        path, wal = crashed(tmp_path / name)
+        data = bytearray(wal.read_bytes())
+        data[frame_at(path, 3) + at] ^= 0x01  # a frame of the fourth commit, 16 commits after it
+        wal.write_bytes(bytes(data))
+        main = path.read_bytes()
+        with pytest.raises(DatabaseDamaged, match=r"acx\.sqlite-wal is damaged"):
+            Database(path)
+        assert path.read_bytes() == main and wal.read_bytes() == bytes(data)
+
+
+def test_a_torn_last_transaction_in_the_wal_is_a_crash_not_damage(tmp_path: Path) -> None:
+    """The last transaction was never acknowledged if its frames did not all reach the disk."""
+    path, wal = crashed(tmp_path)
+    data = wal.read_bytes()
+    wal.write_bytes(data[: len(data) - page_size(path) // 2])  # cut inside the last frame
+    assert opens(path) == 19
+    path, wal = crashed(tmp_path / "flipped")
+    data = bytearray(wal.read_bytes())
+    data[-10] ^= 0x01  # the last commit's last frame
+    wal.write_bytes(bytes(data))
+    assert opens(path) == 19
+
+
 def test_a_flipped_byte_inside_a_stored_value_opens_and_the_verifier_finds_it(tmp_path: Path) -> None:
     """What ``quick_check`` does not see (the b-tree is sound), the log's hashes do."""
     path, ref = tmp_path / "acx.sqlite", PackageRef("t1", "pkg")

@@ -14,16 +14,20 @@ transaction's own writes (the checks a commit runs before it writes).
 
 At open, a file that is not ours is refused with :class:`DatabaseDamaged`, never repaired, truncated
 or replaced: not a SQLite file, a header whose page size or page count does not match the file's
-length (a file cut short), a failing ``PRAGMA quick_check`` (damaged b-tree pages), or a schema that
-is not this backend's (no ``meta`` table naming our format and version). A missing file is created
-whole (built under a temporary name, then linked into place), so a crash during creation never
-leaves a half-made file that a later open would read as an empty store.
+length (a file cut short), a WAL whose damaged frame has committed transactions after it (SQLite
+itself would read up to the damage and silently drop the rest: :func:`wal_damage`), a failing
+``PRAGMA quick_check`` (damaged b-tree pages), or a schema that is not this backend's (no ``meta``
+table naming our format and version). A missing file is created whole (built under a temporary
+name, then linked into place), so a crash during creation never leaves a half-made file that a later
+open would read as an empty store.
 
-What the checks do NOT catch: a flipped byte inside a stored value (a record's text, an entry's
-payload) leaves the b-tree well formed, so ``quick_check`` passes; the log's own hashes catch it (the
-verifier recomputes every entry hash and every row's content hash), and a value that no longer
-decodes is reported as corrupt at read. Nor do they stop anyone who can write the file: they detect
-accidents, not an attacker, whom the signed checkpoints and the witness catch.
+What the checks do NOT catch: damage inside the WAL's last transaction (it reads as that transaction
+torn by a crash, and is dropped as SQLite drops a torn one); a flipped byte inside a stored value (a
+record's text, an entry's payload), which leaves the b-tree well formed, so ``quick_check`` passes:
+the log's own hashes catch it (the verifier recomputes every entry hash and every row's content
+hash), and a value that no longer decodes is reported as corrupt at read. Nor do they stop anyone
+who can write the file: they detect accidents, not an attacker, whom the signed checkpoints and the
+witness catch.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import contextlib
 import os
 import pathlib
 import sqlite3
+import struct
 import threading
 from collections.abc import Iterator
 
@@ -288,6 +293,11 @@ def check(path: pathlib.Path) -> None:
     valid = header[24:28] == header[92:96] and pages > 0
     if valid and not pathlib.Path(f"{path}-wal").exists() and pages * page != size:
         raise DatabaseDamaged(f"{path} holds {size // page} pages, its header says {pages}: cut or damaged")
+    wal = pathlib.Path(f"{path}-wal")
+    if wal.exists():
+        # A writer in another process may append while this reads: damage is what two reads agree on.
+        if wal_damage(wal.read_bytes(), page) and (found := wal_damage(wal.read_bytes(), page)):
+            raise DatabaseDamaged(f"{wal} is damaged: {found}")
     try:
         cx = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
     except sqlite3.Error as exc:
@@ -313,3 +323,58 @@ def check(path: pathlib.Path) -> None:
         raise DatabaseDamaged(f"{path} does not read as a database: {exc}") from None
     finally:
         cx.close()
+
+
+WAL_MAGIC = (0x377F0682, 0x377F0683)  # checksum words little-endian, big-endian
+WAL_HEADER = 32
+FRAME_HEADER = 24
+
+
+def _wal_sum(data: bytes, big: bool, s0: int, s1: int) -> tuple[int, int]:
+    """SQLite's WAL checksum: over pairs of 32-bit words, continued from ``(s0, s1)``."""
+    words = struct.unpack(f"{'>' if big else '<'}{len(data) // 4}I", data)
+    for i in range(0, len(words), 2):
+        s0 = (s0 + words[i] + s1) & 0xFFFFFFFF
+        s1 = (s1 + words[i + 1] + s0) & 0xFFFFFFFF
+    return s0, s1
+
+
+def wal_damage(data: bytes, page: int) -> str | None:
+    """What is wrong with a WAL file, None when SQLite will read every transaction acknowledged in it.
+
+    SQLite reads a WAL up to its first frame that fails the checksum chain or carries another
+    cycle's salts, and silently drops everything after it: right for a torn tail (the last
+    transaction, never acknowledged: each commit fsyncs the WAL), wrong for a damaged frame with
+    committed transactions after it, which would then read as a shorter store. So a failure is
+    damage when a later frame of the current cycle follows a commit frame at or after it. A failure
+    inside the last transaction is indistinguishable from a torn tail and is not reported."""
+    if len(data) < WAL_HEADER:
+        return None  # no frame was ever written after it: nothing committed here
+    size = FRAME_HEADER + page
+    magic = int.from_bytes(data[0:4], "big")
+    frames = [data[o : o + size] for o in range(WAL_HEADER, len(data) - size + 1, size)]
+    header_ok = magic in WAL_MAGIC and int.from_bytes(data[8:12], "big") == page
+    big = magic & 1 == 1
+    if header_ok:
+        s = _wal_sum(data[:24], big, 0, 0)
+        header_ok = s == struct.unpack(">2I", data[24:32])
+    salt = data[16:24] if header_ok else (frames[0][8:16] if frames else b"")
+    ours = [f[8:16] == salt for f in frames]
+    commits = [int.from_bytes(f[4:8], "big") != 0 for f in frames]
+    first_bad = 0 if not header_ok else None
+    if header_ok:
+        for i, f in enumerate(frames):
+            if not ours[i]:
+                first_bad = i
+                break
+            s = _wal_sum(f[:8] + f[FRAME_HEADER:], big, *s)
+            if s != struct.unpack(">2I", f[16:24]):
+                first_bad = i
+                break
+    if first_bad is None:
+        return None
+    commit = next((i for i in range(first_bad, len(frames)) if commits[i] and ours[i]), None)
+    if commit is not None and any(ours[commit + 1 :]):
+        where = "header" if not header_ok else f"frame {first_bad}"
+        return f"its {where} fails its checksum, and transactions committed after it would be dropped"
+    return None
