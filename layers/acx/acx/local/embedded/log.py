@@ -27,7 +27,6 @@ signed checkpoints, the witness) finds that, as it does for the DynamoDB tables.
 from __future__ import annotations
 
 import base64
-import json
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -91,18 +90,24 @@ class Head:
         return self.forgotten
 
 
+def _dumps(value: Any) -> str:
+    """Compact JSON text of the store's own columns (entry payloads, lists, head state); records are
+    stored as their canonical bytes instead."""
+    return orjson.dumps(value).decode()
+
+
 def _j(value: Any) -> str | None:
     """A list or dict column: compact JSON, None for an empty or absent value."""
-    return json.dumps(value, separators=(",", ":")) if value else None
+    return _dumps(value) if value else None
 
 
 def _list(text: str | None) -> list[Any]:
-    return list(json.loads(text)) if text else []
+    return list(orjson.loads(text)) if text else []
 
 
 def _ids(values: Iterable[str]) -> str:
     """A set of keys as one JSON parameter (``IN (SELECT value FROM json_each(?))``): any count."""
-    return json.dumps(list(dict.fromkeys(values)))
+    return _dumps(list(dict.fromkeys(values)))
 
 
 def _now_iso(ts: float) -> str:
@@ -143,7 +148,7 @@ def _row(r: tuple) -> LogRow:
         raise CorruptStore(f"row r#{rid} has unknown state")
     if state == "active" and body is None:
         raise CorruptStore(f"active row r#{rid} has no body")
-    op = json.loads(fop) if fop else None
+    op = orjson.loads(fop) if fop else None
     return LogRow(
         id=rid, seq=seq, content_hash=ch, entry_hash=eh, state=state,
         record=_record(body, f"row r#{rid}") if state == "active" else None,
@@ -619,8 +624,8 @@ class SqliteLog(RowReads):
             return Head(LogHead.empty())
         size, chain_head, rng, forgotten, lock = r
         try:
-            log = LogHead(size, chain_head, merkle.CompactRange.from_hex(size, json.loads(rng)))
-            locked = bool(json.loads(lock)["locked"]) if lock else False
+            log = LogHead(size, chain_head, merkle.CompactRange.from_hex(size, orjson.loads(rng)))
+            locked = bool(orjson.loads(lock)["locked"]) if lock else False
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptStore(f"head of {ref.chain_key} does not decode: {exc}") from None
         return Head(log, locked, bool(forgotten), True)
@@ -639,7 +644,7 @@ class SqliteLog(RowReads):
         r = self.db.one("SELECT admin_lock FROM heads WHERE pk = ?", (ref.pk,))
         if r is None or r[0] is None:
             return None
-        state = json.loads(r[0])
+        state = orjson.loads(r[0])
         if not isinstance(state, dict) or not isinstance(state.get("locked"), bool):
             raise CorruptStore("head lock state does not decode")
         return state
@@ -667,7 +672,7 @@ class SqliteLog(RowReads):
             )
             for s, h, prev, payload, key in page:
                 try:
-                    yield logcore.Entry(s, h, prev, json.loads(payload), key)
+                    yield logcore.Entry(s, h, prev, orjson.loads(payload), key)
                 except ValueError as exc:
                     raise CorruptStore(f"entry {s} of {ref.chain_key} does not decode: {exc}") from None
             if len(page) < ENTRY_PAGE:
@@ -697,7 +702,7 @@ class SqliteLog(RowReads):
 
     def witness(self, ref: PackageRef) -> dict[str, Any] | None:
         r = self.db.one("SELECT state FROM witness WHERE pk = ?", (ref.pk,))
-        return dict(json.loads(r[0])) if r else None
+        return dict(orjson.loads(r[0])) if r else None
 
     def put_witness(self, ref: PackageRef, state: dict[str, Any]) -> bool:
         """Store the verifier's state unless a larger size is stored (it only moves forward)."""
@@ -708,7 +713,7 @@ class SqliteLog(RowReads):
                 return False
             cx.execute(
                 "INSERT OR REPLACE INTO witness (pk, size, state) VALUES (?, ?, ?)",
-                (ref.pk, size, json.dumps(state, separators=(",", ":"))),
+                (ref.pk, size, _dumps(state)),
             )
         return True
 
@@ -748,14 +753,11 @@ class SqliteLog(RowReads):
                 "chain_head = excluded.chain_head, range = excluded.range, forgotten = excluded.forgotten, "
                 "admin_lock = COALESCE(excluded.admin_lock, heads.admin_lock)",
                 (ref.pk, ref.tenant, ref.package, plan.size, plan.head.chain_head,
-                 json.dumps(plan.head.range.to_hex()), int(forgotten), lock),
+                 _dumps(plan.head.range.to_hex()), int(forgotten), lock),
             )  # fmt: skip
             cx.executemany(
                 "INSERT INTO entries (pk, seq, hash, prev, payload, key) VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (ref.pk, e.seq, e.hash, e.prev_hash, json.dumps(e.payload, separators=(",", ":")), e.key)
-                    for e in plan.entries
-                ],
+                [(ref.pk, e.seq, e.hash, e.prev_hash, _dumps(e.payload), e.key) for e in plan.entries],
             )
             cx.execute("INSERT INTO checkpoints (pk, size, text) VALUES (?, ?, ?)", (ref.pk, plan.size, text))
             self.hook("after-receipt")
