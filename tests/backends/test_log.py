@@ -97,9 +97,9 @@ def test_a_stale_expected_seq_or_slot_is_a_conflict_and_writes_nothing(backend: 
     ):
         with pytest.raises(Conflict):
             log.append(REF, "a", [changed], expected=expected, expected_slots=slots)
-        assert log.head(REF).size == 1 and log.record(REF, "m-00001").record == record(1)  # type: ignore[union-attr]
+        assert log.head(REF).size == 1 and log.record(REF, "m-00001").record == record(1)
     res = log.append(REF, "a", [changed], expected={"m-00001": 0}, expected_slots={first.slot: "m-00001"})
-    assert res.from_seq == 1 and log.record(REF, "m-00001").seq == 1  # type: ignore[union-attr]
+    assert res.from_seq == 1 and log.record(REF, "m-00001").seq == 1
     verified(backend)
 
 
@@ -111,7 +111,7 @@ def test_retired_rows_go_and_a_survivor_takes_their_slot(backend: Backend) -> No
     log.append(REF, "a", [survivor], retired=["m-00002"], expected={"m-00001": 0, "m-00002": 1})
     assert log.record(REF, "m-00002") is None
     assert log.lookup(REF, set(), {b.slot}).by_slot[b.slot].id == "m-00001"
-    assert log.record(REF, "m-00001").past_ids == ["m-00002"]  # type: ignore[union-attr]
+    assert log.record(REF, "m-00001").past_ids == ["m-00002"]
     verified(backend)
 
 
@@ -232,7 +232,7 @@ def test_the_review_queue_pages_candidates_by_seq_and_an_approval_makes_a_belief
     assert entry.covers is not None and entry.covers.seq == 1
     assert [r.id for r in log.review_queue(REF, 10)[0]] == ["m-00005", "m-00003"]
     log.review(REF, "t1/rev", "m-00003", "reject", seen_seq=2)
-    assert log.record(REF, "m-00003").trust == "candidate"  # type: ignore[union-attr]  # a forget follows
+    assert log.record(REF, "m-00003").trust == "candidate"  # a forget follows
     verified(backend)
 
 
@@ -251,7 +251,7 @@ def test_an_operator_lock_refuses_writes_until_unlocked(backend: Backend) -> Non
     log.append(REF, "a", [write_of(record(1))])
     assert log.admin_lock(REF) is None and not log.head(REF).admin_locked
     log.set_admin_lock(REF, "t1/admin", True, "a" * 64)
-    assert log.head(REF).admin_locked and log.admin_lock(REF)["locked"] is True  # type: ignore[index]
+    assert log.head(REF).admin_locked and log.admin_lock(REF)["locked"] is True
     for write in (
         lambda: log.append(REF, "a", [write_of(record(2))]),
         lambda: log.set_policy(REF, "a", "required", "c" * 64),
@@ -262,7 +262,7 @@ def test_an_operator_lock_refuses_writes_until_unlocked(backend: Backend) -> Non
         assert isinstance(translate(caught.value), Locked)
     assert log.head(REF).size == 2
     log.set_admin_lock(REF, "t1/admin", False, "b" * 64)  # the unlock itself passes the lock
-    assert log.admin_lock(REF)["locked"] is False  # type: ignore[index]
+    assert log.admin_lock(REF)["locked"] is False
     log.append(REF, "a", [write_of(record(2))])
     assert [e.operation for e in log.entries(REF)] == ["remember", "lock", "unlock", "remember"]
     verified(backend)
@@ -305,7 +305,7 @@ def test_forget_erases_every_version_and_its_tombstones_refuse_the_text_again(ba
 
     with pytest.raises(Forgotten):
         log.append(REF, "a", [knowing(old)], guard=guard)
-    assert calls == ["guard"] and log.record(REF, "m-00001").forgotten  # type: ignore[union-attr]
+    assert calls == ["guard"] and log.record(REF, "m-00001").forgotten
     with pytest.raises(NotFound):
         log.forget(REF, "a", "m-09999")
     verified(backend)
@@ -327,7 +327,7 @@ def test_forget_by_content_hash_finds_the_active_row(backend: Backend) -> None:
     target = log.record(REF, "m-00002")
     assert target is not None
     res = log.forget(REF, "a", content_hash=target.content_hash)
-    assert res.record_id == "m-00002" and log.record(REF, "m-00002").forgotten  # type: ignore[union-attr]
+    assert res.record_id == "m-00002" and log.record(REF, "m-00002").forgotten
     with pytest.raises(NotFound):
         log.forget(REF, "a", content_hash="e" * 64)
     verified(backend)
@@ -379,7 +379,7 @@ def test_supersede_and_invalidate_end_versions_that_stay_readable(backend: Backe
     assert log.list_active(REF)[0] == []
     history = versionscore.versions(log.entries(REF))
     assert [(v.seq, v.ended_by) for v in history] == [(0, "supersede"), (1, "invalidate")]
-    assert versionscore.valid_at(history, "2026-01-02T12:00:00Z").seq == 1  # type: ignore[union-attr]
+    assert versionscore.valid_at(history, "2026-01-02T12:00:00Z").seq == 1
     assert versionscore.valid_at(history, "2026-01-04T00:00:00Z") is None
     verified(backend)
 
@@ -392,9 +392,9 @@ def test_the_witness_only_moves_forward(backend: Backend) -> None:
     assert log.witness(REF) is None
     assert log.put_witness(REF, {"size": 5, "root": "r5"})
     assert not log.put_witness(REF, {"size": 3, "root": "r3"})
-    assert log.witness(REF)["root"] == "r5"  # type: ignore[index]
+    assert log.witness(REF)["root"] == "r5"
     assert log.put_witness(REF, {"size": 5, "root": "r5"}) and log.put_witness(REF, {"size": 9, "root": "r9"})
-    assert int(log.witness(REF)["size"]) == 9  # type: ignore[index]
+    assert int(log.witness(REF)["size"]) == 9
 
 
 def test_the_verifier_advances_the_witness_and_refuses_a_rollback(backend: Backend) -> None:
@@ -403,8 +403,8 @@ def test_the_verifier_advances_the_witness_and_refuses_a_rollback(backend: Backe
     assert verified(backend).witness_size is None
     log.append(REF, "a", [write_of(record(2))])
     again = verified(backend)
-    assert again.witness_size == 1 and int(log.witness(REF)["size"]) == 2  # type: ignore[index]
-    log.put_witness(REF, {**log.witness(REF), "size": 3})  # type: ignore[dict-item]
+    assert again.witness_size == 1 and int(log.witness(REF)["size"]) == 2
+    log.put_witness(REF, {**log.witness(REF), "size": 3})
     assert verify_package(log, REF, PUBLISHER).reason == "truncated"
 
 
@@ -429,7 +429,7 @@ def test_a_commit_cut_short_leaves_a_log_the_verifier_and_the_next_commit_accept
     verified(backend)  # a receipt without its rows is an orphan, reported, not a break
     seen = log.lookup(REF, {"m-00002"}, set()).seen_seqs({"m-00002"})
     log.append(REF, "a", [write_of(record(2))], expected=seen)  # the retry completes it
-    assert log.record(REF, "m-00002").active  # type: ignore[union-attr]
+    assert log.record(REF, "m-00002").active
     log.append(REF, "a", [write_of(record(3))])
     result = verified(backend)
     assert result.size == log.head(REF).size and [r.id for r in log.active_rows(REF)] == [
@@ -464,7 +464,7 @@ def test_a_record_over_the_row_limit_is_refused_and_one_under_it_stored(backend:
         log.append(REF, "a", [write_of(big)])
     roomy = record(2, "ab" * 100_000)  # 200 KB of text that compresses well: a row under the limit
     log.append(REF, "a", [write_of(roomy)])
-    assert log.record(REF, "m-00002").record == roomy  # type: ignore[union-attr]
+    assert log.record(REF, "m-00002").record == roomy
     verified(backend)
 
 
@@ -482,7 +482,7 @@ def test_packages_lists_every_package_with_a_log(backend: Backend) -> None:
     backend.log.append(other, "b", [write_of(record(1))])
     backend.log.append(REF, "a", [write_of(record(1))])
     assert sorted(backend.log.packages(), key=lambda r: r.pk) == [REF, other]
-    assert backend.log.record(other, "m-00001").actor == "b"  # type: ignore[union-attr]
+    assert backend.log.record(other, "m-00001").actor == "b"
 
 
 # ----------------------------------------------------------------------------- one log, two stores

@@ -105,7 +105,7 @@ def test_a_log_reads_back_whole_after_a_reopen_and_verifies(tmp_path: Path) -> N
     reopened = Database(path)
     try:
         log = SqliteLog(reopened, notes.sign, notes.verifier_key())
-        assert log.record(ref, "m-1").record == record  # type: ignore[union-attr]
+        assert log.record(ref, "m-1").record == record
         assert verify_package(log, ref, "dev.acx.local").ok
     finally:
         reopened.close()
