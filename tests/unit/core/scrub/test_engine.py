@@ -250,39 +250,37 @@ def test_a_weak_value_after_a_keyword_is_not_named(value: str) -> None:
 PASSWORD = "Xk9mQ2vL7pRt4Wz"
 
 
-@pytest.mark.parametrize(
-    ("command", "named"),
-    [
-        (f"curl -u admin:{PASSWORD} https://api.example", True),
-        (f"curl -u admin:{PASSWORD[:7]}:{PASSWORD[7:]} https://api.example", True),  # a colon in it
-        (f'curl -u ":{PASSWORD}" https://api.example', True),  # no user
-        (f'curl -u "{PASSWORD}:" https://api.example', True),  # the password given as the user
-        (f"curl -u <username>:{PASSWORD} https://api.example", False),  # template syntax
-        ("curl -u admin:<password> https://api.example", False),
-        ("curl -u admin:$PASSWORD https://api.example", False),
-        ("curl -u admin:{password} https://api.example", False),
-        ("curl -u admin:[password] https://api.example", False),
-        ("curl -u admin:password https://api.example", False),
-    ],
-)
-def test_curl_user_and_password(command: str, named: bool) -> None:
-    text = f"run: {command}"
-    assert ("curl-auth-user" in {r for r, _ in _rules_at(text)}) is named, _rules_at(text)
+CURL = "curl-auth-user"
+MYSQL = "mysql-cli-password"
 
 
 @pytest.mark.parametrize(
-    ("command", "named"),
+    ("rule", "command", "named"),
     [
-        (f"mysql -u root -p{PASSWORD} shop", True),
-        ("mysql -u root -p$DB_PASSWORD shop", False),
-        ("mysql -u root -p{{db_password}} shop", False),
-        ("mysql -u root -p%DB_PASSWORD% shop", False),
-        ("mysql -u root -ppassword shop", False),
+        (CURL, f"curl -u admin:{PASSWORD} https://api.example", True),
+        (CURL, f"curl -u admin:{PASSWORD[:7]}:{PASSWORD[7:]} https://api.example", True),  # a colon in it
+        (CURL, f'curl -u ":{PASSWORD}" https://api.example', True),  # no user
+        (CURL, f'curl -u "{PASSWORD}:" https://api.example', True),  # the password given as the user
+        (CURL, f"curl -u <username>:{PASSWORD} https://api.example", False),  # template syntax
+        (CURL, "curl -u admin:<password> https://api.example", False),
+        (CURL, "curl -u admin:$PASSWORD https://api.example", False),
+        (CURL, "curl -u admin:{password} https://api.example", False),
+        (CURL, "curl -u admin:[password] https://api.example", False),
+        (CURL, "curl -u admin:password https://api.example", False),
+        (MYSQL, f"mysql -u root -p{PASSWORD} shop", True),
+        (MYSQL, "mysql -u root -p$DB_PASSWORD shop", False),
+        (MYSQL, "mysql -u root -p{{db_password}} shop", False),
+        (MYSQL, "mysql -u root -p%DB_PASSWORD% shop", False),
+        (MYSQL, "mysql -u root -ppassword shop", False),
     ],
 )
-def test_a_command_line_password_must_be_a_literal_secret(command: str, named: bool) -> None:
+def test_a_password_on_a_command_line_is_named_only_when_it_is_a_literal(
+    rule: str, command: str, named: bool
+) -> None:
+    """``curl -u user:password`` and ``mysql -p<password>``: a literal is named by the command's rule;
+    template syntax, a variable or the bare word ``password`` is not."""
     text = f"run: {command}"
-    assert ("mysql-cli-password" in {r for r, _ in _rules_at(text)}) is named, _rules_at(text)
+    assert (rule in {r for r, _ in _rules_at(text)}) is named, _rules_at(text)
 
 
 HEADER = "-----BEGIN RSA PRIVATE KEY-----"
