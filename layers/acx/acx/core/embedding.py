@@ -83,7 +83,8 @@ class EmbeddingEngine(Protocol):
     ``lexical`` says the engine only sees surface tokens (a hash engine), so fusion weighs it low.
     Optional attributes: ``min_similarity``, the cosine at which the engine's vector alone makes a
     memory a hit (``core.search.similarity_floor``), and ``max_input_chars``, past which the service
-    embeds a query window by window (``core.search.embed_query``).
+    embeds a query window by window (``core.search.embed_query``), and ``embed_queries(texts)``, the
+    vectors of queries for a model that embeds a question apart from a document (Cohere v3).
     """
 
     @property
