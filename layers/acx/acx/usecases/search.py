@@ -212,6 +212,8 @@ def load_view(
     store = deps.search_index()
     key = (tenant, package)
     cached = CACHE.get(key)
+    if cached is not None and (cached.view.engine, cached.view.dim) != (engine.id, engine.dim):
+        cached = None  # a view of another engine's vectors is never queried: read the manifest again
     now = time.monotonic()
     if cached is not None and now - cached.checked < REVALIDATE_SECONDS:
         return cached.view
