@@ -200,3 +200,22 @@ def test_a_deployment_that_changes_its_engine_rebuilds_every_index_with_it(deps,
     put(hash_deps, memory("pin", title="Pin ruff", summary="formatting churn"))
     assert store.manifest("t1", "notes").engine == Synonyms.id
     assert len(store.manifest("t1", "notes").segments) == 2
+
+
+def test_an_uploaded_bundles_vectors_never_reach_the_index(fake_search_index) -> None:
+    """A bundle may carry vectors tagged with an engine; the index is built from the records with the
+    deployment's engine whatever the tag says (here it claims the deployment's own engine)."""
+    from acx.core.embedding import embed
+    from acx.core.search.segment import Segment, quantise
+
+    d = chained_deps()
+    rec = memory("retry", title=NOTES["retry"][0], summary=NOTES["retry"][1])
+    claimed = [1.0 / 128**0.5] * 128
+    tagged = {"engine": {"id": "local-hash-128", "dim": 128}, "items": [{"id": "retry", "vector": claimed}]}
+    ingest_records(d, REF, rec, vectors=tagged)
+    store = d.search_index()
+    (key,) = store.manifest("t1", "notes").segments
+    seg = Segment.from_bytes(store.get_segment(key))
+    codes, scale = quantise(embed(f"{NOTES['retry'][0]}\n\n{NOTES['retry'][1]}"))
+    assert (list(seg.vectors), list(seg.scales)) == (codes, [pytest.approx(scale)])
+    assert list(seg.vectors) != quantise(claimed)[0]
