@@ -673,9 +673,12 @@ class RowStore:
         rows: dict[str, PreparedRow],
         files: dict[str, FileWrite],
         retired: Sequence[str],
+        approved: logcore.Entry | None = None,
     ) -> Iterator[Request]:
         """The items of one operation's entries (row + slot index per record, one per file), built
-        lazily: only the batch being sent exists at once, whatever the operation's size.
+        lazily: only the batch being sent exists at once, whatever the operation's size. ``approved``:
+        the ``review`` entry of the same commit that approves these rows (an edit-and-approve): they
+        are written as beliefs naming its reviewer, with no queue item.
 
         Order, so that any prefix that lands can be completed by a retry of the same upload: per run of
         25 records their slot items, then (after a barrier) their rows; the retired-row deletes only
@@ -730,6 +733,8 @@ class RowStore:
                 "actor": e.payload.get("actor"),
                 "agent": e.payload.get("agent"),
             }
+            if approved is not None:
+                item.update(trust=None, reviewer=approved.payload["actor"], reviewSeq=approved.seq)
             bodies.append((self.table, {"PutRequest": {"Item": to_item(item)}}))
             if item["trust"] == "candidate":  # the review queue, in log order, on the package key
                 queued = {"pk": ref.pk, "sk": f"q#{pad(e.seq)}", "recordId": w.id}
