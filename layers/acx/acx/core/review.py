@@ -67,7 +67,9 @@ def admits(policy: str | None, trust: str) -> bool:
 def vouched(entry_trust: str | None, policy: str | None, approved: bool) -> bool:
     """Whether the log accounts for a belief (the verifier's rule): its entry entered it as a belief
     (``entry_trust`` absent) under a policy that admits beliefs, or a ``review`` approve covers that
-    entry. A row turned into a belief in the table, with no such entry, is neither."""
+    entry. A row turned into a belief in the table, with no such entry, is neither. It does not stop
+    a reviewer who approves in bad faith, nor two subjects of one person (the self-approval rule
+    compares actors), and it is only as strong as the chain: forged entries are the checkpoint's job."""
     return approved or ((entry_trust or BELIEF) == BELIEF and admits(policy, BELIEF))
 
 
