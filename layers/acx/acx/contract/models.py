@@ -627,6 +627,5 @@ STATUS_TEXT: dict[int, str] = {
     413: "Body over the limit",
     422: "Invalid body (path and limit named), or blocked by the scrub gate (with report)",
     423: "Package locked by an operator",
-    501: "Not implemented in this deployment (edit-and-approve before supersession exists)",
     503: "A backing service is busy; retry after Retry-After",
 }
