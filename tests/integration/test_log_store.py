@@ -289,3 +289,27 @@ def test_an_edit_commits_the_supersede_and_the_approve_with_their_rows(
     with pytest.raises(KeyError):  # the candidate's slot item moved to the corrected text's
         raw_item(store, f"s#{candidate.slot}")
     assert verify_package(store, REF, PUBLISHER).status == "ok"
+
+
+def test_a_belief_listing_pages_past_candidates_and_a_candidate_listing_finds_only_them(
+    store: LogStore, make_record: Any, write_of: Any
+) -> None:
+    writes = [
+        replace(write_of(make_record(i)), trust="candidate") if i % 3 == 0 else write_of(make_record(i))
+        for i in range(20)
+    ]
+    store.append(REF, "a", writes)
+    beliefs = [f"m-{i:05d}" for i in range(20) if i % 3]
+    seen: list[str] = []
+    cursor = None
+    while True:  # pages of 4: candidates between them are dropped, none is lost or repeated
+        page, cursor = store.list_active(REF, limit=4, cursor=cursor, trust="belief")
+        assert all(r.trust == "belief" for r in page)
+        seen += [r.id for r in page]
+        if cursor is None:
+            break
+    assert seen == beliefs
+    candidates, _ = store.list_active(REF, limit=50, trust="candidate")
+    assert [r.id for r in candidates] == [f"m-{i:05d}" for i in range(0, 20, 3)]
+    everything, _ = store.list_active(REF, limit=50)  # no filter: both
+    assert len(everything) == 20
