@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import alternating, filter_row
+
 ROOT = Path(__file__).resolve().parent.parent
 CRANFIELD = ROOT.parent / "shared" / "corpora" / "ir-cranfield.json"
 
@@ -483,6 +485,7 @@ def dense_speed_rows(collection: dict[str, Any], n: int, engines: list[Any]) -> 
 COLD_TARGET_S = 1.0  # issue 16: first query after a cold load <= 1 s at 100,000 records
 SEED_RECORDS = 300  # ingested through POST /bundles (log, receipts, rows, index segment)
 BULK_BATCH = 5000
+TRUST_ROUNDS = 3  # per variant of the trust filter rows
 
 
 def _progress(what: str) -> None:
@@ -743,6 +746,16 @@ def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.
             wall.append((time.perf_counter() - t0) * 1000)
             cpus.append((time.process_time() - c0) * 1000)
             empty += not out.results
+
+        # (1b) the trust filter (issue 29): the same queries with the default filter (beliefs: a check on
+        # the rows the search re-reads) and without it (trust=any), best CPU of TRUST_ROUNDS each,
+        # alternating. Every record is a belief, so both answer the same hits.
+        def answers(trust: str | None) -> Any:
+            return lambda: [
+                uc.search(d, tenant, package, uc.parse_query(q, 10, trust=trust)) for q in queries[1:]
+            ]
+
+        trust_best = alternating({"belief": answers(None), "any": answers("any")}, TRUST_ROUNDS)
         _progress("fresh interpreter")
         # (2) a cold api function against the same stack (its moto over HTTP, S3 through the gateway).
         cold = cold_start(stack, token, package, queries)
@@ -802,6 +815,13 @@ def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.
             "target": "<= 50 ms (CPU)",
             "note": note + f"; {empty} queries answered no result",
         },
+        filter_row(
+            f"search with the trust filter (default: beliefs) against without (trust=any), {where}, "
+            "all queries, the use case warm",
+            trust_best["belief"],
+            trust_best["any"],
+            f"CPU of this process, best of {TRUST_ROUNDS} each, alternating; " + note,
+        ),
         {
             "name": f"search use case: queries answered with no result ({where})",
             "value": empty,
