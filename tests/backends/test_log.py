@@ -25,7 +25,7 @@ from acx.core.checkpoint import verify_checkpoint
 from acx.core.faults import Locked
 from acx.core.forgetting import NearPolicy, StaticKeyer
 from acx.core.package import PackageRef
-from acx.core.rows import Conflict, FileWrite, Forgotten, NotFound, RecordWrite
+from acx.core.rows import Conflict, Edit, FileWrite, Forgotten, NotFound, RecordWrite
 from acx.usecases.verify import verify_package
 from tests.backends.conftest import PUBLISHER, REF, Backend, record, write_of
 
@@ -243,6 +243,50 @@ def test_a_policy_entry_comes_with_the_setting(backend: Backend) -> None:
     assert log.policy(REF) == "required"
     entry = next(log.entries(REF, res.from_seq))
     assert entry.operation == "policy" and entry.payload["actor"] == "t1/admin" and entry.key is None
+    verified(backend)
+
+
+def test_under_a_review_policy_a_belief_write_is_a_conflict_and_a_candidate_lands(backend: Backend) -> None:
+    """The policy is re-read inside the commit: a writer that read "beliefs admitted" before an
+    operator required review cannot land a belief (it re-reads and writes a candidate)."""
+    log = backend.log
+    log.append(REF, "a", [write_of(record(1))])
+    log.set_policy(REF, "t1/admin", "required", "c" * 64)
+    with pytest.raises(Conflict):
+        log.append(REF, "a", [write_of(record(2))])
+    with pytest.raises(Conflict):
+        log.supersede(REF, "a", write_of(record(1, "changed")), expected=0)
+    log.append(REF, "a", [write_of(record(2), trust="candidate")])
+    changed = write_of(record(1, "changed"), trust="candidate")
+    log.supersede(REF, "a", changed, expected=0, extra=(("trust", "candidate"),))  # as usecases.versions
+    assert [(r.id, r.trust) for r in log.list_active(REF)[0]] == [
+        ("m-00001", "candidate"),
+        ("m-00002", "candidate"),
+    ]
+    verified(backend)
+
+
+def test_an_edit_and_approve_is_one_commit_ending_the_candidate_and_vouching_for_the_edit(
+    backend: Backend,
+) -> None:
+    log = backend.log
+    draft = record(1, "a draft with a typo")
+    log.append(REF, "t1/bot", [write_of(draft, trust="candidate")], agent="bot")
+    edited = write_of(record(1, "the reviewed text"), trust="candidate")
+    with pytest.raises(Conflict):
+        log.review(REF, "t1/rev", "m-00001", "approve", seen_seq=1, edit=Edit(edited))  # stale version
+    assert log.head(REF).size == 1  # the refused edit wrote nothing
+    res = log.review(REF, "t1/rev", "m-00001", "approve", seen_seq=0, edit=Edit(edited))
+    assert (res.from_seq, res.to_seq) == (1, 2)
+    row = log.record(REF, "m-00001")
+    assert row is not None and row.record == edited.record and row.trust == "belief"
+    assert row.reviewer == "t1/rev" and row.seq == 1
+    assert [(v.seq, v.end_seq, v.record) for v in log.memory_versions(REF, "m-00001")] == [(0, 1, draft)]
+    supersede, review = list(log.entries(REF, 1))
+    assert supersede.operation == "supersede" and supersede.payload["actor"] == "t1/rev"
+    assert review.operation == "review" and review.payload["decision"] == "approve"
+    assert review.covers is not None and review.covers.seq == 1
+    assert log.review_queue(REF, 10)[0] == []
     verified(backend)
 
 
@@ -498,13 +542,16 @@ def _script(log: Any) -> None:
                   extra=(("validFrom", "2026-01-02T00:00:00Z"),))  # fmt: skip
     log.invalidate(REF, "t1/alice", "m-00002", expected=2, content_hash="d" * 64)
     log.review(REF, "t1/rev", "m-00003", "approve", seen_seq=3)
-    log.set_policy(REF, "t1/admin", "required", "c" * 64)
+    log.append(REF, "t1/bot", [knowing(record(7, "draft"), trust="candidate")])
+    log.review(REF, "t1/rev", "m-00007", "approve", seen_seq=11,
+               edit=Edit(knowing(record(7, "reviewed"), trust="candidate")))  # fmt: skip
     log.forget(REF, "t1/alice", "m-00004", tombstones=stones)
     log.forget_file(REF, "t1/alice", "s.md", None, lambda content: "unused")
     log.set_admin_lock(REF, "t1/admin", True, "a" * 64)
     log.set_admin_lock(REF, "t1/admin", False, "b" * 64)
     survivor = RecordWrite(record(0, "merged"), write_of(record(5)).slot, past_ids=("m-00005",))
     log.append(REF, "t1/alice", [survivor], retired=["m-00005"], expected={"m-00000": 0, "m-00005": 5})
+    log.set_policy(REF, "t1/admin", "required", "c" * 64)
 
 
 def _state(log: Any) -> dict[str, Any]:

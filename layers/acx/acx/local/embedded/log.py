@@ -36,11 +36,12 @@ from acx.core.append import AppendPlan, EntrySpec, LogHead, plan_append
 from acx.core.checkpoint import Checkpoint
 from acx.core.faults import Locked
 from acx.core.package import PackageRef
-from acx.core.review import attribution
+from acx.core.review import admits, attribution, decision_specs
 from acx.core.rows import (
     AppendResult,
     Conflict,
     CorruptStore,
+    Edit,
     FileRow,
     FileWrite,
     ForgetResult,
@@ -309,6 +310,7 @@ class SqliteLog(RowReads):
         def prepare(head: Head) -> tuple[list[EntrySpec], Land]:
             if not self.rows.unchanged(ref, expected or {}, expected_slots or {}):
                 raise Conflict("a row changed since it was read")
+            self._check_policy(ref, writes)
             if guard is not None and head.may_have_tombstones:
                 guard()
 
@@ -319,6 +321,13 @@ class SqliteLog(RowReads):
             return specs, land
 
         return self._result(*self._commit(ref, actor, prepare))
+
+    def _check_policy(self, ref: PackageRef, writes: Sequence[RecordWrite]) -> None:
+        """Inside the commit, where no ``policy`` entry can land: a belief enters only under a policy
+        that admits beliefs (:func:`acx.core.review.admits`), else :class:`Conflict` (the caller
+        re-reads the policy and writes candidates)."""
+        if any(w.trust != "candidate" for w in writes) and not admits(self.rows.policy(ref), "belief"):
+            raise Conflict("the review policy changed since it was read")
 
     # ------------------------------------------------------------------ forget
 
@@ -465,6 +474,7 @@ class SqliteLog(RowReads):
             old = self._current(ref, write.id, expected)
             if not self.rows.unchanged(ref, {}, expected_slots or {}):
                 raise Conflict("a slot changed since it was read")
+            self._check_policy(ref, [write])
             if guard is not None and head.may_have_tombstones:
                 guard()
             spec = EntrySpec(
@@ -537,23 +547,37 @@ class SqliteLog(RowReads):
         decision: str,
         seen_seq: int,
         agent: str | None = None,
+        edit: Edit | None = None,
     ) -> AppendResult:
-        """One ``review`` entry covering the candidate read at ``seen_seq`` (else ``Conflict``); an
-        approval turns the row into a belief naming the reviewer, a rejection writes only the entry
-        (the caller forgets the memory next)."""
+        """The entries of :func:`acx.core.review.decision_specs` covering the candidate read at
+        ``seen_seq`` (else ``Conflict``): an approval turns the row into a belief naming the reviewer,
+        a rejection writes only the entry (the caller forgets the memory next), an edit supersedes
+        the candidate (kept as an ended version) by the corrected version, a belief naming the
+        reviewer, after the supersede's checks (slot pointers, tombstone guard)."""
+        new = stored_body(edit.write) if edit is not None else None
 
         def prepare(head: Head) -> tuple[list[EntrySpec], Land]:
             row = self.rows.get(ref, record_id)
             if row is None or not row.active or row.seq != seen_seq or row.trust != "candidate":
                 raise Conflict("the candidate changed since it was read")
-            extra = (("decision", decision), *attribution(agent))
-            cover = logcore.Covers(row.seq, row.entry_hash)
-            spec = EntrySpec("review", row.zone or "save", row.content_hash, None, cover, extra)
+            specs = decision_specs(row, decision, agent, edit.write if edit is not None else None)
+            if edit is not None:
+                if not self.rows.unchanged(ref, {}, edit.expected_slots):
+                    raise Conflict("a slot changed since it was read")
+                if edit.guard is not None and head.may_have_tombstones:
+                    edit.guard()
 
             def land(entries: list[logcore.Entry]) -> None:
-                if decision == "approve":
-                    self.rows.approve(ref, row, entries[0])
+                if edit is not None and new is not None:
+                    w = edit.write
+                    self.rows.keep_version(ref, row, entries[0].seq)
+                    self.rows.put_rows(ref, entries[:1], {row.key: (w, new[0])}, {})
+                    if row.slot and row.slot != w.slot:
+                        self.rows.delete_slot(ref, row.slot)
+                    self.rows.approve(ref, w.id, entries[-1])
+                elif decision == "approve":
+                    self.rows.approve(ref, row.id, entries[0])
 
-            return [spec], land
+            return specs, land
 
         return self._result(*self._commit(ref, actor, prepare))

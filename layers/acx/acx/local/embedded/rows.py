@@ -507,11 +507,12 @@ class SqliteRows:
     def delete_slot(self, ref: PackageRef, slot: str) -> None:
         self.db.cx.execute("DELETE FROM slots WHERE pk = ? AND slot = ?", (ref.pk, slot))
 
-    def approve(self, ref: PackageRef, row: LogRow, entry: logcore.Entry) -> None:
-        """A candidate becomes a belief naming its reviewer (seq, hashes and body unchanged)."""
+    def approve(self, ref: PackageRef, record_id: str, entry: logcore.Entry) -> None:
+        """A row becomes a belief naming its reviewer, the actor of the approving ``entry`` (seq,
+        hashes and body unchanged)."""
         self.db.cx.execute(
             "UPDATE rows SET trust = 'belief', reviewer = ? WHERE pk = ? AND id = ?",
-            (entry.payload["actor"], ref.pk, row.id),
+            (entry.payload["actor"], ref.pk, record_id),
         )
 
     def put_policy(self, ref: PackageRef, review: str, entry: logcore.Entry) -> None:
