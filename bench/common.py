@@ -141,3 +141,42 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     started = time.perf_counter()
     result = fn()
     return time.perf_counter() - started, result
+
+
+#: What a filter may add to the read it filters: the trust filter's target (issue 29: listing and
+#: search with the filter within 10% of without, at 100,000 memories).
+FILTER_TARGET = 1.10
+
+
+def alternating(variants: dict[str, Callable[[], Any]], rounds: int) -> dict[str, tuple[float, float]]:
+    """Each variant's best CPU and wall seconds over ``rounds`` runs, the variants' order alternating
+    from round to round (a load that drifts during the run weighs on both). CPU is this process's
+    (every thread: client, gateway, handler and moto where they share it); best, not mean: on a
+    shared machine the extra time is other processes', not the code's."""
+    names = list(variants)
+    best = {n: (float("inf"), float("inf")) for n in names}
+    for r in range(rounds):
+        for name in names if r % 2 == 0 else reversed(names):
+            c0, t0 = time.process_time(), time.perf_counter()
+            variants[name]()
+            cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+            best[name] = (min(best[name][0], cpu), min(best[name][1], wall))
+    return best
+
+
+def filter_row(
+    name: str, filtered: tuple[float, float], baseline: tuple[float, float], note: str
+) -> dict[str, Any]:
+    """A figure of a filtered read against the same read without the filter, measured in the same run:
+    the ratio of their CPU seconds against :data:`FILTER_TARGET`."""
+    ratio = filtered[0] / baseline[0] if baseline[0] else None
+    met = "met" if ratio is not None and ratio <= FILTER_TARGET else "NOT met"
+    return {
+        "name": name,
+        "value": round(filtered[0], 3),
+        "unit": "s CPU",
+        "baseline": f"{baseline[0]:.3f} s CPU without the filter (trust=any), same run",
+        "ratio": ratio,
+        "target": f"<= {FILTER_TARGET:.2f}: {met}",
+        "note": f"wall {filtered[1]:.2f} s with, {baseline[1]:.2f} s without; " + note,
+    }

@@ -36,7 +36,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from bench.common import bundle_bytes, generate_records
+from bench.common import alternating, bundle_bytes, filter_row, generate_records
 
 TARGET_S = 30.0
 TARGET_N = 100_000
@@ -45,6 +45,8 @@ TENANT = "bench"
 SEED_CHUNK = 1000
 API_SEED = 2000
 ROW_CHUNK = 5000
+TRUST_ROUNDS = 3
+PAGE = 1000
 
 
 def _call(endpoint: str, token: str, method: str, path: str, body: bytes | None = None) -> Any:
@@ -161,6 +163,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         if done.returncode != 0:
             raise RuntimeError(f"acx recall --all: exit {done.returncode}: {done.stderr[-500:]}")
         records = json.loads(out.read_bytes())
+        trust_rows = _trust_filter(stack.endpoint, token, active)
     if len(records) != active or len({r["id"] for r in records}) != active:
         raise RuntimeError(f"listing returned {len(records)} records, the package holds {active}")
     scaled = seconds * TARGET_N / active
@@ -171,6 +174,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         f"CPU {server:.1f} s stack + {client:.1f} s CLI; load average {load[0]:.1f} on {os.cpu_count()} "
         "cores; local stack: moto stands in for DynamoDB (see docs/LISTING.md for AWS)"
     )
+    trust_rows = [{**r, "note": r["note"] + "; " + note} for r in trust_rows]
     name = f"listing acx recall --all -o FILE, {active / 1000:g}k records"
     per_record_us = (server + client) / active * 1e6
     return [
@@ -219,4 +223,48 @@ def run(quick: bool) -> list[dict[str, Any]]:
             "target": f"report ({via_api} via the API, {n - via_api} by the row writer)",
             "note": note,
         },
+        *trust_rows,
+    ]
+
+
+def _full_listing(endpoint: str, token: str, trust: str | None) -> int:
+    """Every page of ``GET .../memories`` (limit 1,000) over HTTP; the number of records listed."""
+    from urllib.parse import urlencode
+
+    n, cursor = 0, None
+    while True:
+        query = {
+            "limit": PAGE,
+            **({"trust": trust} if trust else {}),
+            **({"cursor": cursor} if cursor else {}),
+        }
+        page = _call(endpoint, token, "GET", f"/v1/packages/{PKG}/memories?{urlencode(query)}")
+        n += len(page["records"])
+        cursor = page.get("nextCursor")
+        if not cursor:
+            return n
+
+
+def _trust_filter(endpoint: str, token: str, active: int) -> list[dict[str, Any]]:
+    """The trust filter's cost (issue 29): a full listing over HTTP with the default filter (beliefs
+    only: a filter condition on the same Query) against the same listing with ``trust=any`` (no trust
+    condition), best CPU of ``TRUST_ROUNDS`` each, alternating. Every record is a belief, so both
+    list the same records and the ratio is the filter's own cost."""
+    counts: dict[str, int] = {}
+
+    def run(trust: str | None) -> Any:
+        return lambda: counts.__setitem__(trust or "belief", _full_listing(endpoint, token, trust))
+
+    best = alternating({"belief": run(None), "any": run("any")}, TRUST_ROUNDS)
+    if counts["belief"] != active or counts["any"] != active:
+        raise RuntimeError(f"the listings returned {counts}, the package holds {active} beliefs")
+    return [
+        filter_row(
+            f"listing with the trust filter (default: beliefs) against without (trust=any), "
+            f"{active / 1000:g}k records, full listing over HTTP",
+            best["belief"],
+            best["any"],
+            f"pages of {PAGE}, CPU of this process (client, gateway, api handler, moto), best of "
+            f"{TRUST_ROUNDS} each, alternating",
+        )
     ]

@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.common import alternating, filter_row
+
 ROOT = Path(__file__).resolve().parent.parent
 CRANFIELD = ROOT.parent / "shared" / "corpora" / "ir-cranfield.json"
 
@@ -260,6 +262,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     n = 10_000 if quick else 100_000
     core = speed_rows(cranfield, n, 2000)
     rows += core
+    rows += dense_speed_rows(cranfield, n, engines)
     rows += service_rows(cranfield, n, ranking_p95_cpu=float(core[0]["cpu_ms"]))
     return rows
 
@@ -409,11 +412,80 @@ def speed_rows(collection: dict[str, Any], n: int, batch: int) -> list[dict[str,
     ]
 
 
+def dense_speed_rows(collection: dict[str, Any], n: int, engines: list[Any]) -> list[dict[str, Any]]:
+    """A semantic engine's index at ``n`` records, queried warm: the query embedded by the engine
+    itself (no memo) and ranked, CPU per query; beside ``speed_rows``' hash-engine figures of the
+    same run. Embedding ``n`` records with the model would take most of an hour of CPU, so each
+    record gets the vector of one of the collection's documents as the model embeds it (its real
+    distribution), jittered so that no two are equal; the ranking work is that of ``n`` docs."""
+    import numpy as np
+
+    from acx.core.search import rank
+    from acx.core.search.ranking import IndexView
+    from acx.core.search.segment import Doc, Packed, Segment
+
+    rows: list[dict[str, Any]] = []
+    for memo in engines:
+        engine = getattr(memo, "engine", memo)
+        texts = [f"{d.get('title') or ''}\n\n{d['text']}" for d in collection["docs"]]
+        base = np.asarray(memo.embed(texts), dtype=np.float32)
+        rng = np.random.default_rng(7)
+        records = scale_records(collection, n)
+        picks = rng.integers(0, len(base), size=n)
+        vectors = base[picks] + rng.normal(0, 0.01, size=(n, engine.dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        from acx.core.search import record_terms
+
+        docs = [
+            Doc(r["id"], "rom", (), record_terms(r), v)
+            for r, v in zip(records, vectors.tolist(), strict=True)
+        ]
+        data = Segment.build(engine.id, engine.dim, docs).to_bytes()
+        del docs
+        gc.collect()
+        view = IndexView(engine.id, engine.dim, [Packed.parse(data)])
+        queries = [q["text"] for q in collection["queries"]]
+        started = time.process_time()
+        rank(view, engine, queries[0], k=10)
+        first = time.process_time() - started
+        total, embed_only = [], []
+        for q in queries[1:]:
+            c0 = time.process_time()
+            engine.embed([q])
+            c1 = time.process_time()
+            rank(view, engine, q, k=10)
+            c2 = time.process_time()
+            embed_only.append((c1 - c0) * 1000)
+            total.append((c2 - c1) * 1000)
+        label = f"{n // 1000}k records of {engine.dim} dims, {len(queries) - 1} Cranfield queries, k=10"
+        rows += [
+            {
+                "name": f"search core, {engine.id}: query p95 warm CPU, query embedding included ({label})",
+                "value": round(_pct(total, 0.95), 1),
+                "unit": "ms",
+                "target": "<= 50",
+                "baseline": f"embedding alone p95 {_pct(embed_only, 0.95):.1f} ms",
+            },
+            {
+                "name": f"search core, {engine.id}: query p50 warm CPU, query embedding included ({label})",
+                "value": round(_pct(total, 0.5), 1),
+                "unit": "ms",
+            },
+            {
+                "name": f"search core, {engine.id}: first query over a fresh view (model loaded) CPU",
+                "value": round(first * 1000, 1),
+                "unit": "ms",
+            },
+        ]
+    return rows
+
+
 # ---- the service: the search use case in the api function and the HTTP API, on the local stack ----
 
 COLD_TARGET_S = 1.0  # issue 16: first query after a cold load <= 1 s at 100,000 records
 SEED_RECORDS = 300  # ingested through POST /bundles (log, receipts, rows, index segment)
 BULK_BATCH = 5000
+TRUST_ROUNDS = 3  # per variant of the trust filter rows
 
 
 def _progress(what: str) -> None:
@@ -648,6 +720,16 @@ def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.
             wall.append((time.perf_counter() - t0) * 1000)
             cpus.append((time.process_time() - c0) * 1000)
             empty += not out.results
+
+        # (1b) the trust filter (issue 29): the same queries with the default filter (beliefs: a check on
+        # the rows the search re-reads) and without it (trust=any), best CPU of TRUST_ROUNDS each,
+        # alternating. Every record is a belief, so both answer the same hits.
+        def answers(trust: str | None) -> Any:
+            return lambda: [
+                uc.search(d, tenant, package, uc.parse_query(q, 10, trust=trust)) for q in queries[1:]
+            ]
+
+        trust_best = alternating({"belief": answers(None), "any": answers("any")}, TRUST_ROUNDS)
         _progress("fresh interpreter")
         # (2) a cold api function against the same stack (its moto over HTTP, S3 through the gateway).
         cold = cold_start(stack, token, package, queries)
@@ -707,6 +789,13 @@ def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.
             "target": "<= 50 ms (CPU)",
             "note": note + f"; {empty} queries answered no result",
         },
+        filter_row(
+            f"search with the trust filter (default: beliefs) against without (trust=any), {where}, "
+            "all queries, the use case warm",
+            trust_best["belief"],
+            trust_best["any"],
+            f"CPU of this process, best of {TRUST_ROUNDS} each, alternating; " + note,
+        ),
         {
             "name": f"search use case: queries answered with no result ({where})",
             "value": empty,

@@ -1,7 +1,9 @@
-"""Shared fixtures: the interop vectors and a fresh AWS-free environment."""
+"""Shared fixtures: the interop vectors and a fresh AWS-free environment; the mark for tests that
+run the semantic engine."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -9,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from acx.core.embedding import ModelUnavailable, minilm_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,3 +61,19 @@ def _no_local_stack_endpoint(request: pytest.FixtureRequest, monkeypatch: pytest
     """Outside the e2e tests, boto3 must talk to mock_aws, never to a local stack's moto server."""
     if "e2e" not in request.node.nodeid.split("/"):
         monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+
+
+def _minilm_installed() -> bool:
+    """Whether the semantic extra (onnxruntime, tokenizers) and the pinned model files are here."""
+    if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("tokenizers") is None:
+        return False
+    try:
+        return all(os.path.exists(p) for p in minilm_files())
+    except ModelUnavailable:
+        return False
+
+
+# Imported by the tests that run the MiniLM engine itself (``from tests.conftest import needs_minilm``).
+needs_minilm = pytest.mark.skipif(
+    not _minilm_installed(), reason="the semantic extra and its files are not installed"
+)

@@ -101,6 +101,31 @@ def statement(**changes: Any) -> dict[str, Any]:
     return dsse.build_statement(**fields | changes)
 
 
+class P256Signer:
+    """An ECDSA P-256 signer (a fresh key each), the second algorithm a signed statement or note may use
+    besides Ed25519 (``acx.core.signing.Signer``)."""
+
+    algorithm = "ecdsa-p256"
+
+    def __init__(self) -> None:
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        self._key = ec.generate_private_key(ec.SECP256R1())
+
+    def public_key_der(self) -> bytes:
+        from cryptography.hazmat.primitives import serialization
+
+        return self._key.public_key().public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+
+    def sign(self, message: bytes) -> bytes:
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        return self._key.sign(message, ec.ECDSA(hashes.SHA256()))
+
+
 # Signed cartridges and the trust registry that vouches for their key (the trust verdict's inputs).
 PUBLISHER = "com.example.team"
 

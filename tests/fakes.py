@@ -30,10 +30,11 @@ from acx.core.faults import Locked
 from acx.core.log import Entry
 from acx.core.package import PackageRef
 from acx.core.records import zone_for
-from acx.core.review import attribution
+from acx.core.review import admits, attribution, decision_specs
 from acx.core.rows import (
     AppendResult,
     Conflict,
+    Edit,
     FileRow,
     FileWrite,
     ForgetResult,
@@ -529,6 +530,8 @@ class ChainedLog(RowReads):
             raise Conflict("another writer claimed first")
         if not self.rows.unchanged(ref, expected or {}, expected_slots or {}):
             raise Conflict("a row changed since it was read")
+        if any(w.trust != "candidate" for w in writes) and not admits(self.policy(ref), "belief"):
+            raise Conflict("the review policy changed since it was read")  # LogStore._check_policy
         if guard is not None and self.may_have_tombstones(ref):
             guard()  # LogStore skips it where the head proves no forget was ever claimed
         self.appends += 1
@@ -668,6 +671,8 @@ class ChainedLog(RowReads):
         old = self._current(ref, write.id, expected)
         if not self.rows.unchanged(ref, {}, expected_slots or {}):
             raise Conflict("a slot changed since it was read")
+        if write.trust != "candidate" and not admits(self.policy(ref), "belief"):
+            raise Conflict("the review policy changed since it was read")  # LogStore._check_policy
         if guard is not None and self.may_have_tombstones(ref):
             guard()
         covers = logcore.Covers(old.seq, old.entry_hash)
@@ -775,7 +780,11 @@ class ChainedLog(RowReads):
         decision: str,
         seen_seq: int,
         agent: str | None = None,
+        edit: Edit | None = None,
     ) -> AppendResult:
+        """LogStore.review's rules: the entries of ``core.review.decision_specs``; an approve makes the
+        row a belief naming the reviewer; an edit supersedes the candidate (kept as an ended version)
+        by the corrected version, a belief, in the same commit."""
         if self.locks.get(ref):
             raise Locked("package is locked")
         if self.conflicts:
@@ -784,17 +793,27 @@ class ChainedLog(RowReads):
         row = self.rows.of(ref).get(record_id)
         if row is None or not row.active or row.seq != seen_seq or row.trust != "candidate":
             raise Conflict("the candidate changed since it was read")
-        extra = (("decision", decision), *attribution(agent))
-        spec = EntrySpec(
-            "review",
-            row.zone or "save",
-            row.content_hash,
-            None,
-            logcore.Covers(row.seq, row.entry_hash),
-            extra,
-        )
-        plan = self._commit(ref, actor, [spec])
-        if decision == "approve":
+        specs = decision_specs(row, decision, agent, edit.write if edit is not None else None)
+        if edit is not None:
+            if not self.rows.unchanged(ref, {}, edit.expected_slots):
+                raise Conflict("a slot changed since it was read")
+            if edit.guard is not None and self.may_have_tombstones(ref):
+                edit.guard()
+        plan = self._commit(ref, actor, specs)
+        if edit is not None:
+            e, w = plan.entries[0], edit.write
+            self._keep(ref, row, e.seq)
+            slots = self.rows.slots.setdefault(ref, {})
+            if row.slot and slots.get(row.slot) == row.id:
+                del slots[row.slot]
+            slots[w.slot] = w.id
+            self.rows.of(ref)[w.id] = LogRow(
+                w.id, e.seq, e.content_hash, e.hash, "active", w.record, w.slot, w.zone,
+                tags=list(w.record.get("tags", [])), past_slots=list(w.past_slots),
+                past_ids=list(w.past_ids), knowledge=w.knowledge, past_keys=list(w.past_keys),
+                actor=actor, agent=e.payload.get("agent"), reviewer=actor,
+            )  # fmt: skip
+        elif decision == "approve":
             self.rows.of(ref)[record_id] = dataclasses.replace(row, trust="belief", reviewer=actor)
         return AppendResult(
             plan.first_seq, plan.size - 1, plan.size, self.checkpoints.at(ref, plan.size) or ""

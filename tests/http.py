@@ -1,10 +1,12 @@
-"""One HTTP client for the suites that talk to a running local stack or gateway (stdlib only)."""
+"""One HTTP client for the suites that talk to a running local stack or gateway, and the one JSON
+answer the suites' in-process fake servers write (stdlib only)."""
 
 from __future__ import annotations
 
 import json
 import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 
@@ -34,3 +36,13 @@ def send_json(url: str, method: str = "GET", **kwargs: Any) -> tuple[int, Any]:
     """:func:`send`, with the answer parsed as JSON (an empty body is ``None``)."""
     status, raw = send(url, method, **kwargs)
     return status, json.loads(raw) if raw else None
+
+
+def answer_json(handler: BaseHTTPRequestHandler, status: int, body: Any) -> None:
+    """Write ``status`` and ``body`` (bytes as given, else JSON-encoded) as a fake server's answer."""
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(raw)))
+    handler.end_headers()
+    handler.wfile.write(raw)

@@ -622,7 +622,7 @@ def post_review(pkg: PkgPath, id: RecordId) -> dict[str, Any]:
 
     principal = _caller(c.SCOPE_REVIEW, pkg)
     req = _request(ReviewDecision, c.MAX_INLINE_BYTES)
-    result = decide(_deps(), principal.tenant, pkg, principal, id, req.decision, req.record)
+    result = decide(_deps(), principal.tenant, pkg, principal, id, req.decision, req.record, req.seq)
     metrics.add_metric(name="ReviewDecisions", unit=MetricUnit.Count, value=1)
     return result
 

@@ -238,3 +238,55 @@ def test_an_agent_corrects_a_memory_and_reads_what_held_before(
     assert [v.operation for v in mem.history(rid).versions][-1] != "remember"
     code = main(["history", rid, "-p", "versions"])
     assert code == 0 and "9090" in capsys.readouterr().out
+
+
+def test_an_agent_sees_candidates_only_on_request_marked_and_under_the_banner(
+    local_stack: Any, acx_config: Path, capsys
+) -> None:
+    """Under ``review: required`` an agent's own lesson is a candidate: the default search and list
+    leave it out (denial); asked for with ``trust``, it comes back marked ``trust: candidate`` under
+    a banner that says the answer holds unreviewed memories (positive control)."""
+    from mcp.client import Client
+
+    from acx.cli.mcp_server import build_server
+    from acx.client.memory import Memory
+    from tests.http import send_json
+
+    package = "agent-candidates"
+    assert main(["login", "--local", "--endpoint", local_stack.endpoint, "--tenant", "agent"]) == 0
+    capsys.readouterr()
+    admin = local_stack.token("agent", ("admin",))
+    status, body = send_json(
+        f"{local_stack.endpoint}/v1/packages/{package}/policy",
+        "PUT",
+        token=admin,
+        body={"review": "required"},
+    )
+    assert status == 200, body
+
+    async def session() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with Client(build_server(Memory(package))) as client:
+            agent = Agent(client, {t.name: t for t in (await client.list_tools()).tools})
+            text = "Rotate the staging signing key before the quarterly audit."
+            out["remember"] = await agent.call("remember", {"text": text})
+            query = "rotate staging signing key audit"
+            out["search"] = await agent.call("search", {"query": query})
+            out["search_any"] = await agent.call("search", {"query": query, "trust": "any"})
+            out["list"] = await agent.call("list", {})
+            out["list_any"] = await agent.call("list", {"trust": "candidate"})
+            rid = out["remember"][1]["ids"][0]
+            out["get"] = await agent.call("get", {"id": rid})
+            out["get_any"] = await agent.call("get", {"id": rid, "trust": "any"})
+        return out
+
+    out = anyio.run(session)
+    rid = out["remember"][1]["ids"][0]
+    assert out["search"][1]["results"] == [] and "candidates" not in out["search"][1]["advisory"]
+    assert out["list"][1]["memories"] == [] and out["get"][0]  # a candidate is not served by default
+    for key, field in (("search_any", "results"), ("list_any", "memories")):
+        error, payload, _ = out[key]
+        assert not error and [(r["id"], r["trust"]) for r in payload[field]] == [(rid, "candidate")]
+        assert "candidates" in payload["advisory"], payload["advisory"]
+    error, got, _ = out["get_any"]
+    assert not error and got["memory"]["trust"] == "candidate" and "candidates" in got["advisory"]

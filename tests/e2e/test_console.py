@@ -190,19 +190,6 @@ def test_console_review_search_forget_in_chromium(
     taken.append(shoot(page, shots, "02-package-health-queue"))
     assert_accessible_basics(page)
 
-    # Edit opens the editor on the selected candidate; this deployment answers 501 (no supersession
-    # yet) and the console says so; the candidate stays in the queue. Not counted below.
-    page.keyboard.press("e")
-    page.get_by_label("Title").wait_for(state="visible")
-    assert page.get_by_label("Title").input_value() == seeded["candidates"][0]["title"]
-    page.get_by_label("Title").fill("Candidate 0, corrected")
-    page.get_by_role("button", name="Save and approve").click()
-    page.locator("#edit-error", has_text="supersession").wait_for()
-    page.get_by_role("alert").filter(has_text="supersession").scroll_into_view_if_needed()
-    taken.append(shoot(page, shots, "03-edit-refused"))
-    page.get_by_label("Title").press("Escape")  # closes the editor, back to the queue
-    assert page.locator("#edit-form").is_hidden() and queue_items(page) == CANDIDATES
-
     # Clear the queue with the keyboard: j/k move, s skips, r rejects, a approves. Every key counted.
     keys: list[str] = []
 
@@ -229,7 +216,7 @@ def test_console_review_search_forget_in_chromium(
         assert page.locator(box).is_hidden(), page.locator(box).inner_text()
     decisions = sum(1 for k in keys if k in "ar")
     assert decisions == CANDIDATES and len(keys) == CANDIDATES + 3, keys
-    taken.append(shoot(page, shots, "04-queue-clear"))
+    taken.append(shoot(page, shots, "03-queue-clear"))
     print(
         f"\nconsole review throughput: {CANDIDATES} candidates cleared with {len(keys)} keystrokes "
         f"({decisions} decisions + {len(keys) - decisions} navigation/skip), 0 clicks, {seconds:.1f} s"
@@ -249,7 +236,7 @@ def test_console_review_search_forget_in_chromium(
     page.get_by_label("Search memories").press("Enter")
     forget = page.get_by_role("button", name=f"Forget {seeded['beliefs'][0]['title']}")
     forget.wait_for()
-    taken.append(shoot(page, shots, "05-search"))
+    taken.append(shoot(page, shots, "04-search"))
     dialogs: list[str] = []
 
     def accept(dialog: Any) -> None:
@@ -262,7 +249,7 @@ def test_console_review_search_forget_in_chromium(
     assert dialogs and "cannot be undone" in dialogs[0]
     status, _ = api(stack, "GET", f"/v1/packages/{PKG}/memories/{seeded['beliefs'][0]['id']}", reviewer)
     assert status == 404
-    taken.append(shoot(page, shots, "06-forgotten"))
+    taken.append(shoot(page, shots, "05-forgotten"))
 
     # Negative evaluation beside the positive control above: a token without memory:review.
     page.get_by_role("button", name="Log out").click()
@@ -271,10 +258,55 @@ def test_console_review_search_forget_in_chromium(
     refused.wait_for()
     assert queue_items(page) == 0 and page.locator("#review-actions").is_hidden()
     page.locator("#health-list dd.ok").wait_for()  # what the token may read still shows
-    taken.append(shoot(page, shots, "07-no-review-scope"))
+    taken.append(shoot(page, shots, "06-no-review-scope"))
     context.close()
 
     for path in taken:
+        data = path.read_bytes()
+        assert data.startswith(PNG) and len(data) > 2000, path
+
+
+def test_the_edit_form_supersedes_and_approves_and_shows_a_refused_edit(
+    browser: Any, local_stack: Any, seeded: dict[str, Any], shots: Path
+) -> None:
+    """Edit-and-approve in the console: a correction the scrub gate blocks is refused in the form
+    (nothing written, the candidate stays), the corrected one supersedes the candidate and is approved
+    in one commit naming the reviewer."""
+    stack = local_stack
+    target = note("cand-edit", "Rotate the staging keys every ninety days")
+    status, body = api(stack, "POST", f"/v1/packages/{PKG}/bundles", writer_token(stack), bundle([target]))
+    assert status == 201, body
+    reviewer = stack.issuer.issue(TENANT, ("memory:review", "memory:read", "log:read"), sub="alice")
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    login_with_pasted_token(page, stack, reviewer)
+    item = page.locator("#queue > li", has_text="Rotate the staging keys")
+    item.click()  # selects it
+    page.keyboard.press("e")
+    page.get_by_label("Title").wait_for(state="visible")
+    assert page.get_by_label("Title").input_value() == target["title"]
+    token = "ghp_" + "Q7x2Lm9Kp4Rt8Vw1Yz3Bn6Cd5Fg0Hj2Kl4Mn"
+    page.get_by_label("Summary").fill(f"Use {token} to rotate them")
+    page.get_by_role("button", name="Save and approve").click()
+    page.locator("#edit-error", has_text="scrub gate").wait_for()
+    shots_taken = [shoot(page, shots, "07-edit-refused-by-the-scrub-gate")]
+    status, got = api(stack, "GET", f"/v1/packages/{PKG}/memories/{target['id']}?trust=any", reviewer)
+    assert status == 200 and got["trust"] == "candidate", got  # denial: nothing was written
+    page.get_by_label("Title").fill("Rotate the staging keys every thirty days")
+    page.get_by_label("Summary").fill("The audit asks for thirty days, not ninety.")
+    page.get_by_role("button", name="Save and approve").click()
+    item.wait_for(state="detached")  # decided: it leaves the queue, and the editor closes
+    assert page.locator("#edit-form").is_hidden() and page.locator("#edit-error").is_hidden()
+    shots_taken.append(shoot(page, shots, "08-edited-and-approved"))
+    status, got = api(stack, "GET", f"/v1/packages/{PKG}/memories/{target['id']}", reviewer)
+    assert status == 200 and (got["record"]["title"], got["trust"], got["reviewer"]) == (
+        "Rotate the staging keys every thirty days", "belief", f"{TENANT}/alice",
+    ), got  # fmt: skip
+    status, log = api(stack, "GET", f"/v1/packages/{PKG}/log/entries?limit=1000", reviewer)
+    mine = [e for e in log["entries"] if e["actor"] == f"{TENANT}/alice"][-2:]
+    assert [(e["operation"], e.get("decision")) for e in mine] == [("supersede", None), ("review", "approve")]
+    context.close()
+    for path in shots_taken:
         data = path.read_bytes()
         assert data.startswith(PNG) and len(data) > 2000, path
 
@@ -323,7 +355,7 @@ def test_cross_site_form_and_tokenless_requests_change_nothing(
         attacker.evaluate("document.forms[0].submit()")
     answer = json.loads(attacker.locator("body").inner_text())
     assert answer["error"]["code"] == "unauthorized", answer
-    shoot(attacker, shots, "08-cross-site-form-refused")
+    shoot(attacker, shots, "09-cross-site-form-refused")
     assert blocked == "blocked"
     context.close()
 

@@ -77,3 +77,52 @@ def test_an_agents_candidate_waits_for_a_reviewer_and_its_own_token_cannot_appro
     )
     last = json.loads(raw)["entries"][-1]
     assert (last["operation"], last["decision"], last["actor"]) == ("review", "approve", f"{TENANT}/alice")
+
+
+EDITOR_SCRIPT = """
+import json, sys
+path = sys.argv[1]
+record = json.load(open(path, encoding="utf-8"))
+record["title"] = "Pin the runner image by digest"
+json.dump(record, open(path, "w", encoding="utf-8"))
+"""
+
+
+def test_a_reviewer_edits_a_candidate_in_the_editor_and_the_correction_is_the_belief(
+    local_stack: Any,
+    acx_config: Path,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    package = "edited"
+    admin = local_stack.token(TENANT, ("admin",))
+    from tests.e2e.test_auth_matrix import http
+
+    status, raw = http(local_stack, "PUT", f"/v1/packages/{package}/policy", admin, {"review": "required"})
+    assert status == 200, raw
+    login(capsys, local_stack, "--sub", "agent-1", "--agent", "bot-1", "--package", package)
+    upload = tmp_path / "b.json"
+    upload.write_bytes(bundle_json([memory("cand-2", title="Pin the runner imag", summary="By tag.")]))
+    assert acx(capsys, "upload", str(upload))[0] == 0
+    editor = tmp_path / "editor.py"
+    editor.write_text(EDITOR_SCRIPT)
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {editor}")
+    monkeypatch.delenv("VISUAL", raising=False)
+
+    # denial: the author's own token edits in its editor, and the service refuses the approval
+    monkeypatch.setattr(sys, "stdin", io.StringIO("e\n"))
+    code, out, _ = acx(capsys, "review", "--json", "--package", package)
+    assert code == 0 and json.loads(out[out.index("{\n") :])["refused"] == 1
+    # positive control: a reviewer's edit supersedes the candidate and approves the correction
+    login(capsys, local_stack, "--sub", "alice", "--scopes", "memory:review", "memory:read", "log:read")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("e\n"))
+    code, out, _ = acx(capsys, "review", "--json", "--package", package)
+    assert code == 0 and json.loads(out[out.index("{\n") :])["edit"] == 1, out
+    code, out, _ = acx(capsys, "recall", "--json", "--package", package)
+    assert [r["title"] for r in json.loads(out)["records"]] == ["Pin the runner image by digest"]
+    status, raw = http(
+        local_stack, "GET", f"/v1/packages/{package}/log/entries", local_stack.token(TENANT, ("log:read",))
+    )
+    ops = [(e["operation"], e.get("decision"), e["actor"]) for e in json.loads(raw)["entries"][-2:]]
+    assert ops == [("supersede", None, f"{TENANT}/alice"), ("review", "approve", f"{TENANT}/alice")]

@@ -231,3 +231,85 @@ def test_receipt_items_stay_under_400_kb_whatever_the_paths(store: LogStore, set
     assert len(items) >= 2
     assert all(len(repr(item).encode()) < MAX_RECEIPT_BYTES * 1.2 for item in items)
     assert verify_package(store, REF, PUBLISHER).status == "ok"
+
+
+def test_a_belief_is_refused_under_the_lease_once_the_policy_requires_review(
+    store: LogStore, make_record: Any, write_of: Any
+) -> None:
+    from acx.core.canonical import sha256_hex
+
+    store.append(REF, "a", [write_of(make_record(1))])  # a belief under the default policy
+    store.set_policy(REF, "ops", "required", sha256_hex({"review": "required"}))
+    size = store.head(REF).size
+    with pytest.raises(Conflict, match="policy"):  # an upload that read `none` before the change
+        store.append(REF, "a", [write_of(make_record(2))])
+    current = store.record(REF, "m-00001")
+    assert current is not None
+    with pytest.raises(Conflict, match="policy"):
+        store.supersede(REF, "a", write_of(make_record(1, "corrected")), current.seq)
+    assert store.head(REF).size == size  # nothing claimed
+    store.append(REF, "a", [replace(write_of(make_record(2)), trust="candidate")])  # positive control
+    assert store.record(REF, "m-00002").trust == "candidate"  # type: ignore[union-attr]
+
+
+def test_an_edit_commits_the_supersede_and_the_approve_with_their_rows(
+    store: LogStore, make_record: Any, write_of: Any
+) -> None:
+    from acx.core.rows import Edit, Forgotten
+
+    store.append(REF, "agent", [replace(write_of(make_record(1)), trust="candidate")], agent="bot-1")
+    candidate = store.record(REF, "m-00001")
+    assert candidate is not None and candidate.trust == "candidate"
+    fixed = replace(write_of(make_record(1, "corrected")), past_slots=(str(candidate.slot),))
+    store.append(REF, "agent", [write_of(make_record(9))])
+    store.forget(REF, "agent", record_id="m-00009")  # a forget was claimed: the guard runs
+    size = store.head(REF).size
+
+    def refuse() -> None:
+        raise Forgotten([])
+
+    with pytest.raises(Forgotten):
+        store.review(REF, "alice", "m-00001", "approve", candidate.seq, edit=Edit(fixed, {}, refuse))
+    assert store.head(REF).size == size and store.record(REF, "m-00001") == candidate  # nothing written
+    with pytest.raises(Conflict):  # a stale candidate
+        store.review(REF, "alice", "m-00001", "approve", candidate.seq - 1, edit=Edit(fixed))
+    out = store.review(REF, "alice", "m-00001", "approve", candidate.seq, agent="desk", edit=Edit(fixed))
+    superseding, approval = list(store.entries(REF, size))
+    assert (superseding.operation, superseding.payload["trust"], superseding.key) == (
+        "supersede", "candidate", "r#m-00001",
+    )  # fmt: skip
+    assert approval.payload["covers"] == {"seq": superseding.seq, "hash": superseding.hash}
+    assert (out.from_seq, out.to_seq) == (superseding.seq, approval.seq)
+    row = store.record(REF, "m-00001")
+    assert row is not None and row.record == fixed.record and row.seq == superseding.seq
+    assert (row.trust, row.reviewer, row.actor, row.agent) == ("belief", "alice", "alice", "desk")
+    assert [v.seq for v in store.memory_versions(REF, "m-00001")] == [candidate.seq]  # kept, ended
+    assert store.review_queue(REF, 10) == ([], None)
+    assert raw_item(store, f"s#{fixed.slot}")["recordId"] == {"S": "m-00001"}
+    with pytest.raises(KeyError):  # the candidate's slot item moved to the corrected text's
+        raw_item(store, f"s#{candidate.slot}")
+    assert verify_package(store, REF, PUBLISHER).status == "ok"
+
+
+def test_a_belief_listing_pages_past_candidates_and_a_candidate_listing_finds_only_them(
+    store: LogStore, make_record: Any, write_of: Any
+) -> None:
+    writes = [
+        replace(write_of(make_record(i)), trust="candidate") if i % 3 == 0 else write_of(make_record(i))
+        for i in range(20)
+    ]
+    store.append(REF, "a", writes)
+    beliefs = [f"m-{i:05d}" for i in range(20) if i % 3]
+    seen: list[str] = []
+    cursor = None
+    while True:  # pages of 4: candidates between them are dropped, none is lost or repeated
+        page, cursor = store.list_active(REF, limit=4, cursor=cursor, trust="belief")
+        assert all(r.trust == "belief" for r in page)
+        seen += [r.id for r in page]
+        if cursor is None:
+            break
+    assert seen == beliefs
+    candidates, _ = store.list_active(REF, limit=50, trust="candidate")
+    assert [r.id for r in candidates] == [f"m-{i:05d}" for i in range(0, 20, 3)]
+    everything, _ = store.list_active(REF, limit=50)  # no filter: both
+    assert len(everything) == 20

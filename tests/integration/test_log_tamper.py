@@ -217,3 +217,25 @@ def test_forged_checkpoint_signature(built: LogStore, settings: Any) -> None:
         Item=to_item({"pk": "t1#pkg", "sk": f"cp#{pad(10)}", "size": 10, "text": forged}),
     )
     assert reason(built) == ("broken", "checkpoint-signature")
+
+
+def test_a_candidate_turned_into_a_belief_in_the_table_is_an_unvouched_belief(
+    built: LogStore, settings: Any, make_record: Any, write_of: Any
+) -> None:
+    import dataclasses
+
+    built.append(
+        REF, "a", [dataclasses.replace(write_of(make_record(i)), trust="candidate") for i in (40, 41)]
+    )
+    approved = built.record(REF, "m-00040")
+    assert approved is not None
+    built.review(REF, "reviewer", "m-00040", "approve", approved.seq)
+    assert reason(built) == ("ok", None)  # positive control: an approve vouches for m-00040
+    built.db.update_item(  # what someone with write access to the records table can do
+        TableName=settings.records_table,
+        Key=row_key(built, "r#m-00041"),
+        UpdateExpression="REMOVE #t",
+        ExpressionAttributeNames={"#t": "trust"},
+    )
+    assert built.record(REF, "m-00041").trust == "belief"  # type: ignore[union-attr]
+    assert reason(built) == ("broken", "unvouched-belief")

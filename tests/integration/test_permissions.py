@@ -491,3 +491,41 @@ def test_search_grants_are_each_needed_and_the_prefix_condition_is_checked(recor
     for prefix, allowed in (("indexes/acme/perm/seg-", True), ("bundles/acme/perm/", False), ("", False)):
         need = Need("s3:ListBucketVersions", f"arn:aws:s3:::{bucket}", context=(("s3:prefix", prefix),))
         assert policies.allowed(ingest, need) is allowed, prefix
+
+
+def test_the_bedrock_grant_is_the_configured_models_arn_only(recorded: Recorded) -> None:
+    """bedrock:InvokeModel on the deployment's model in its region, nothing else; each engine the
+    template offers resolves the grant to its own model's ARN."""
+    from acx.local.resources import _Creator
+    from tests.integration.iam_model import Need
+
+    policies, models = recorded.policies(), f"arn:aws:bedrock:{REGION}::foundation-model/"
+    titan = models + SEARCH_ENGINE.removeprefix("bedrock:")
+    for role in ("ApiRole", "IngestRole"):
+        arn = recorded.role_arns[role]
+        assert policies.allowed(arn, Need("bedrock:InvokeModel", titan)), role
+        for other in (
+            models + "cohere.embed-english-v3",
+            models + "anthropic.claude-v2",
+            titan.replace(REGION, "eu-west-1"),
+        ):
+            assert not policies.allowed(arn, Need("bedrock:InvokeModel", other)), (role, other)
+    assert not policies.allowed(recorded.role_arns["VerifyRole"], Need("bedrock:InvokeModel", titan))
+    grants = {
+        json.dumps(st["Fn::If"][1]["Resource"])
+        for role in ("ApiRole", "IngestRole")
+        for policy in recorded.template["Resources"][role]["Properties"]["Policies"]
+        for st in policy["PolicyDocument"]["Statement"]
+        if "Fn::If" in st and st["Fn::If"][0] == "UseBedrockEmbeddings"
+    }
+    (grant,) = grants
+    for engine in recorded.template["Parameters"]["SearchEngine"]["AllowedValues"][1:]:
+        creator = _Creator(
+            recorded.template,
+            {},
+            account=ACCOUNT,
+            region=REGION,
+            prefix=PREFIX,
+            parameters={"SearchEngine": engine},
+        )
+        assert creator.resolve(json.loads(grant)) == models + engine.removeprefix("bedrock:")

@@ -166,11 +166,12 @@ def test_deciding_needs_the_review_scope(svc: Service) -> None:
     assert status == 409 and body["error"]["code"] == "forgotten"  # the rejected knowledge stays out
 
 
-def test_the_queue_pages_oldest_first_and_edit_answers_501(svc: Service) -> None:
+def test_the_queue_pages_oldest_first_and_an_edit_approves_the_corrected_version(svc: Service) -> None:
     call(svc, "PUT", f"{P}/policy", {"sub": "ops"}, ["admin"], body={"review": "required"})
     for i in range(1, 4):
         upload(svc, AGENT_1, record(i))
     seen: list[str] = []
+    seqs: list[int] = []
     cursor = None
     while True:
         status, page = call(
@@ -183,11 +184,68 @@ def test_the_queue_pages_oldest_first_and_edit_answers_501(svc: Service) -> None
         )
         assert status == 200, page
         seen += [i["id"] for i in page["items"]]
+        seqs += [i["seq"] for i in page["items"]]
         cursor = page["cursor"]
         if not cursor:
             break
     assert seen == [record(i)["id"] for i in range(1, 4)]
+    fixed = record(1, title="Lesson 1 about retries, with jitter")
     status, body = call(
-        svc, "POST", f"{P}/review/{seen[0]}", REVIEWER, REVIEW, body={"decision": "edit", "record": record(1)}
+        svc, "POST", f"{P}/review/{seen[0]}", REVIEWER, REVIEW,
+        body={"decision": "edit", "record": fixed, "seq": seqs[0]},
+    )  # fmt: skip
+    assert status == 200, body
+    assert (body["decision"], body["approvedSeq"], body["reviewer"]) == (
+        "edit",
+        body["seq"] + 1,
+        {"actor": "acme/alice"},
     )
-    assert status == 501 and "supersession" in body["error"]["message"]
+    status, log = call(svc, "GET", f"{P}/log/entries", REVIEWER, REVIEW)
+    superseding, approval = log["entries"][-2:]
+    assert (superseding["operation"], superseding["actor"], superseding["trust"]) == (
+        "supersede", "acme/alice", "candidate",
+    )  # fmt: skip
+    assert superseding["covers"]["seq"] == seqs[0]
+    assert (approval["operation"], approval["decision"], approval["actor"]) == (
+        "review",
+        "approve",
+        "acme/alice",
+    )
+    assert approval["covers"] == {"seq": superseding["seq"], "hash": superseding["hash"]}  # who vouched
+    status, got = call(svc, "GET", f"{P}/memories/{seen[0]}", AGENT_2, WRITE)
+    assert status == 200 and (got["record"]["title"], got["trust"], got["reviewer"]) == (
+        fixed["title"], "belief", "acme/alice",
+    )  # fmt: skip
+    assert listed(svc) == [seen[0]]  # the others still wait
+    status, queue = call(svc, "GET", f"{P}/review", REVIEWER, REVIEW)
+    assert [i["id"] for i in queue["items"]] == seen[1:]
+    status, verified = call(svc, "GET", f"{P}/log/verify", REVIEWER, REVIEW)
+    assert verified["status"] == "ok", verified
+
+
+def test_an_edit_is_refused_when_stale_invalid_secret_or_the_authors_own(svc: Service) -> None:
+    call(svc, "PUT", f"{P}/policy", {"sub": "ops"}, ["admin"], body={"review": "required"})
+    upload(svc, AGENT_1, record(1))
+    status, queue = call(svc, "GET", f"{P}/review", REVIEWER, REVIEW)
+    item = queue["items"][0]
+    path = f"{P}/review/{item['id']}"
+    fixed = record(1, title="Lesson 1, corrected")
+
+    def edit(who: dict[str, str], rec: dict[str, Any], seq: int) -> tuple[int, Any]:
+        return call(svc, "POST", path, who, REVIEW, body={"decision": "edit", "record": rec, "seq": seq})
+
+    status, body = edit(AGENT_1, fixed, item["seq"])  # the author, holding memory:review
+    assert status == 403, body
+    status, body = edit(REVIEWER, fixed, item["seq"] - 1)  # not the version the queue showed
+    assert status == 409 and body["error"]["code"] == "not_candidate", body
+    status, body = edit(REVIEWER, record(1, impact="awful", xpAwarded=-1), item["seq"])
+    assert status == 422, body
+    paths = [p["path"] for p in body["report"]["problems"]]
+    assert "$.record.impact" in paths and any(p.startswith("$.record.xpAwarded") for p in paths), paths
+    token = "ghp_" + "Q7x2Lm9Kp4Rt8Vw1Yz3Bn6Cd5Fg0Hj2Kl4Mn"
+    status, body = edit(REVIEWER, record(1, summary=f"use {token}"), item["seq"])
+    assert status == 422 and body["error"]["code"] == "blocked" and token not in str(body), body
+    assert listed(svc) == []  # nothing refused was approved
+    status, body = edit(REVIEWER, fixed, item["seq"])  # positive control
+    assert status == 200, body
+    assert listed(svc) == [item["id"]]

@@ -270,3 +270,34 @@ def test_versions_travel_in_a_rom_file_the_reference_ignores(exported: dict[str,
         if pkg != "updated":
             with CartridgeReader(exported["files"][pkg]) as r:
                 assert validity.read(r) is None  # nothing changed there: no extension
+
+
+@pytest.mark.parametrize("pkg", ["rom-only", "with-save", "updated"])
+def test_our_cartridges_vectors_are_the_references_engine_of_their_payloads(
+    pkg: str, exported: dict[str, Any], reference: Reference, tmp_path: Path
+) -> None:
+    """The vectors ride tagged with ``local-hash-128`` and are what the reference's engine makes of the
+    exported payloads, as float32, bit for bit (a consumer still re-indexes: ACX §7.6)."""
+    import sqlite3
+    import struct
+
+    path = exported["files"][pkg]
+    with CartridgeReader(path) as r:
+        assert r.embedding_engine() == {"id": "local-hash-128", "dim": 128}
+        payloads = {m["id"]: m for m in r.memory_records()}
+    db = sqlite3.connect(path)
+    blobs = dict(db.execute("SELECT memory_id, embedding FROM vectors").fetchall())
+    db.close()
+    assert set(blobs) == set(payloads) and blobs
+    data = tmp_path / "records.json"
+    ids = sorted(payloads)
+    data.write_text(json.dumps([payloads[i] for i in ids]), encoding="utf-8")
+    run = reference.node_eval(
+        "import { readFileSync } from 'node:fs'; import { embedMemory } from 'REF/embed.mjs';"
+        "const recs = JSON.parse(readFileSync(process.argv[process.argv.length - 1], 'utf8'));"
+        "console.log(JSON.stringify(recs.map((r) => embedMemory(r))));",
+        str(data),
+    )
+    assert run.code == 0, run.err
+    for rid, vector in zip(ids, json.loads(run.out), strict=True):
+        assert bytes(blobs[rid]) == struct.pack("<128f", *vector), rid

@@ -279,6 +279,7 @@
     const title = item.record.title || item.id;
     const pkg = state.pkg;
     const body = record ? { decision, record } : { decision };
+    if (Number.isInteger(item.seq)) body.seq = item.seq; // the version shown: one changed since is refused (409)
     if (decision !== "edit") {
       state.items.splice(state.index, 1);
       renderQueue();

@@ -114,3 +114,43 @@ def test_import_discards_foreign_vectors(tmp_path: Path, capsys: pytest.CaptureF
     assert code == 0 and doc["discardedVectors"] == 1 and doc["engine"]["id"] == "local-hash-128"
     vec = canonical.loads((tmp_path / "s" / "vectors.json").read_bytes())
     assert len(vec["vectors"]["m-1"]) == 128
+
+
+def test_import_reindexes_with_the_stores_engine_and_never_reads_a_cartridges_vectors(tmp_path: Path) -> None:
+    """Vectors tagged with the importer's own engine are not trusted either: the store's vectors are
+    recomputed from memory-records.json (the cartridge's here are all ones: never a hash vector)."""
+    from acx.cli.offline_cartridge import import_cartridge
+    from acx.core.cartridge import CartridgeWriter
+    from acx.core.embedding import embed_record
+    from acx.core.signing import LocalEd25519Signer
+
+    r = tiny("m-1")
+    with CartridgeWriter(
+        tmp_path / "v.acx",
+        artifact_id="a",
+        artifact_version="1",
+        embedding_engine={"id": "local-hash-128", "dim": 128},
+    ) as w:
+        w.add_memory(r, "rom", [1.0] * 128)
+        w.finalize(LocalEd25519Signer(), "com.example")
+    doc = import_cartridge(str(tmp_path / "v.acx"), tmp_path / "hash")
+    stored = canonical.loads((tmp_path / "hash" / "vectors.json").read_bytes())
+    assert doc["cartridgeEngine"] == doc["engine"] == stored["engine"] == {"id": "local-hash-128", "dim": 128}
+    (record,) = canonical.loads((tmp_path / "hash" / "memory-records.json").read_bytes())
+    assert stored["vectors"]["m-1"] == embed_record(record) != [1.0] * 128
+    assert doc["discardedVectors"] == 1 and record["embeddingEngine"] == "local-hash-128"
+
+    class Axes:
+        id, dim, lexical = "test-axes-2", 2, False
+
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            return [[1.0, float(len(t))] for t in texts]
+
+    doc = import_cartridge(str(tmp_path / "v.acx"), tmp_path / "axes", engine=Axes())
+    stored = canonical.loads((tmp_path / "axes" / "vectors.json").read_bytes())
+    assert doc["engine"] == stored["engine"] == {"id": "test-axes-2", "dim": 2}
+    (record,) = canonical.loads((tmp_path / "axes" / "memory-records.json").read_bytes())
+    text = f"{record['title']}\n\n{record['summary']}"
+    assert (
+        stored["vectors"] == {"m-1": [1.0, float(len(text))]} and record["embeddingEngine"] == "test-axes-2"
+    )

@@ -17,6 +17,7 @@ import pytest
 
 from acx.cli import client, client_log, client_upload
 from acx.cli.main import main
+from tests.http import answer_json
 
 Route = Callable[["Req"], tuple[int, Any]]
 
@@ -58,12 +59,7 @@ class FakeApi:
                 fake.requests.append(req)
                 route = fake.routes.get(f"{self.command} {parts.path}")
                 status, body = route(req) if route else (404, {"message": "Not Found"})
-                raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
+                answer_json(self, status, body)
 
             do_GET = do_POST = do_PUT = do_DELETE = _do
 

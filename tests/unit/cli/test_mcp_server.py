@@ -7,7 +7,7 @@ call; reads are compact under one advisory banner; refusals are one line naming 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import pytest
@@ -239,3 +239,58 @@ def test_an_expired_token_is_one_line_saying_to_run_acx_login(tmp_path, monkeypa
     save_config({"endpoint": "http://127.0.0.1:9", "token": "t", "expiresAt": "2020-01-01T00:00:00Z"})
     error, text = _run(build_server(Memory("notes")), "search", {"query": "x"})
     assert error and "\n" not in text.strip() and "run `acx login`" in text and "token_expired" in text
+
+
+class TrustApi(FakeApi):
+    """The service's trust filter: beliefs by default, candidates too when asked, under the banner
+    that says so."""
+
+    BELIEF: ClassVar[dict[str, Any]] = {"id": "m-1", "title": "Retries", "summary": "Retry with jitter."}
+    CANDIDATE: ClassVar[dict[str, Any]] = {"id": "m-9", "title": "Retry forever", "summary": "Unreviewed."}
+
+    def call(self, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
+        self.calls.append((method, path, kwargs))
+        trust = (kwargs.get("query") or {}).get("trust") or "belief"
+        served = [(self.BELIEF, "belief")] + ([(self.CANDIDATE, "candidate")] if trust != "belief" else [])
+        advisory = ADVISORY + ("" if trust == "belief" else " This answer includes candidates.")
+        if path.endswith("/memories/search"):
+            results = [
+                {
+                    "id": r["id"],
+                    "score": 0.5,
+                    "signals": {"lexical": {"terms": ["retri"]}},
+                    "record": r,
+                    "trust": t,
+                }
+                for r, t in served
+            ]
+            return 200, {"advisory": advisory, "engine": self.engine, "k": 5, "results": results}
+        if path.endswith("/memories"):
+            meta = [{"id": r["id"], "trust": t} for r, t in served]
+            return 200, {"advisory": advisory, "records": [r for r, _ in served], "meta": meta}
+        rid = path.rsplit("/", 1)[1]
+        if rid == "m-9" and trust == "belief":
+            raise CliError("memory not found (it is a candidate)", 2, status=404, code="not_found")
+        record, state = (self.CANDIDATE, "candidate") if rid == "m-9" else (self.BELIEF, "belief")
+        return 200, {"advisory": advisory, "record": record, "trust": state}
+
+
+def test_candidates_are_served_only_on_request_and_marked_in_every_result_and_the_banner() -> None:
+    api = TrustApi()
+    server = build_server(api, "notes")
+    # denial: default reads serve beliefs only, unmarked, under the plain banner
+    for tool, args, key in (("search", {"query": "retry"}, "results"), ("list", {}, "memories")):
+        error, out = _run(server, tool, args)
+        assert not error and [r["id"] for r in out[key]] == ["m-1"], out
+        assert "trust" not in out[key][0] and "candidates" not in out["advisory"]
+    error, _ = _run(server, "get", {"id": "m-9"})
+    assert error
+    # positive control: asked for, the candidate comes back marked, and the banner says so
+    for tool, args, key in (("search", {"query": "retry"}, "results"), ("list", {}, "memories")):
+        error, out = _run(server, tool, {**args, "trust": "any"})
+        assert not error and {r["id"]: r["trust"] for r in out[key]} == {"m-1": "belief", "m-9": "candidate"}
+        assert "candidates" in out["advisory"]
+    error, got = _run(server, "get", {"id": "m-9", "trust": "candidate"})
+    assert not error and got["memory"]["trust"] == "candidate" and "candidates" in got["advisory"]
+    assert api.calls[-1][2]["query"]["trust"] == "candidate"
+    assert "trust" not in api.calls[0][2]["query"] or api.calls[0][2]["query"]["trust"] is None

@@ -27,6 +27,7 @@ class QueueApi:
                 "recordedAt": "2026-01-01T00:00:00Z",
                 "source": {"origin": "native", "importedFrom": None, "foreign": False},
                 "nearBelief": {"id": "b1", "title": "A belief"} if i == 0 else None,
+                "seq": 10 + i,
             }
             for i in range(n)
         ]
@@ -87,7 +88,7 @@ def test_edit_sends_the_corrected_record_and_an_unchanged_edit_skips() -> None:
     api = QueueApi(2)
     edits = iter([{"id": "c000", "title": "Fixed"}, None])
     tally = client_review.review_loop(api, "pkg", key=keys_from("e\ne\n"), edit=lambda _r: next(edits))
-    assert api.decided["c000"] == {"decision": "edit", "record": {"id": "c000", "title": "Fixed"}}
+    assert api.decided["c000"] == {"decision": "edit", "record": {"id": "c000", "title": "Fixed"}, "seq": 10}
     assert tally["edit"] == 1 and tally["skip"] == 1
 
 
@@ -105,7 +106,10 @@ def test_acx_review_is_a_command(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     monkeypatch.setattr(client_review, "api_from", lambda args: api)
     monkeypatch.setattr(sys, "stdin", io.StringIO("a\nr\n"))
     assert main(["review", "--package", "pkg", "--json"]) == 0
-    assert '"approve": 1' in capsys.readouterr().out and api.decided["c001"] == {"decision": "reject"}
+    assert '"approve": 1' in capsys.readouterr().out and api.decided["c001"] == {
+        "decision": "reject",
+        "seq": 11,
+    }
 
 
 def test_on_a_terminal_one_key_press_decides_without_enter(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from acx import AcxError, Memory
 from acx.cli.client import save_config
+from tests.http import answer_json
 
 
 class Fake:
@@ -95,12 +96,7 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Fake
                 status, out = 401, {"error": {"code": "unauthorized", "message": "invalid token"}}
             else:
                 status, out = state.answer(self.command, self.path, body)
-            raw = json.dumps(out).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
+            answer_json(self, status, out)
 
         do_GET = do_POST = do_PUT = do_DELETE = _do
 

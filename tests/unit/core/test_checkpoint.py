@@ -6,11 +6,10 @@ import base64
 import hashlib
 
 import pytest
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 
 from acx.core import checkpoint as ck
-from acx.core.signing import Algorithm, LocalEd25519Signer, raw_ed25519
+from acx.core.signing import LocalEd25519Signer, raw_ed25519
+from tests.factories import P256Signer
 
 ROOT = hashlib.sha256(b"root").digest()
 HEAD = "ab" * 32
@@ -90,21 +89,6 @@ def _note(body: str, signer: LocalEd25519Signer, name: str = NAME) -> str:
     pub = raw_ed25519(signer.public_key_der())
     sig = signer.sign(body.encode())
     return f"{body}\n{ck.EM_DASH} {name} {base64.b64encode(ck.key_id(name, pub) + sig).decode()}\n"
-
-
-class P256Signer:
-    algorithm: Algorithm = "ecdsa-p256"
-
-    def __init__(self) -> None:
-        self._key = ec.generate_private_key(ec.SECP256R1())
-
-    def public_key_der(self) -> bytes:
-        return self._key.public_key().public_bytes(
-            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-
-    def sign(self, message: bytes) -> bytes:
-        return self._key.sign(message, ec.ECDSA(hashes.SHA256()))
 
 
 class ShortSigner(LocalEd25519Signer):

@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 
 from acx.core import dsse
 from acx.core.signing import LocalEd25519Signer, PublicKey
@@ -18,23 +16,6 @@ from tests import factories
 
 def statement_for(digest: str = "a" * 64) -> dict:
     return factories.statement(manifest_hash="sha256:" + digest)
-
-
-class EcdsaSigner:
-    algorithm = "ecdsa-p256"
-
-    def __init__(self) -> None:
-        self._k = ec.generate_private_key(ec.SECP256R1())
-
-    def public_key_der(self) -> bytes:
-        return self._k.public_key().public_bytes(
-            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-
-    def sign(self, message: bytes) -> bytes:
-        from cryptography.hazmat.primitives import hashes
-
-        return self._k.sign(message, ec.ECDSA(hashes.SHA256()))
 
 
 def test_pae_bytes() -> None:
@@ -64,7 +45,7 @@ def test_predicate_fields_match_the_reference(vectors_dir: Path) -> None:
     assert list(env) == list(json.loads(dsse.envelope_json(dsse.sign_statement(ours, LocalEd25519Signer()))))
 
 
-@pytest.mark.parametrize("signer_cls", [LocalEd25519Signer, EcdsaSigner])
+@pytest.mark.parametrize("signer_cls", [LocalEd25519Signer, factories.P256Signer])
 def test_sign_verify_round_trip(signer_cls: type) -> None:
     signer = signer_cls()
     env = dsse.parse_envelope(dsse.envelope_json(dsse.sign_statement(statement_for(), signer)))

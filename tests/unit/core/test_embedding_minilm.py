@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import os
 
 import pytest
 
@@ -18,6 +17,7 @@ from acx.core.embedding import (
     engine_named,
     minilm_files,
 )
+from tests.conftest import needs_minilm
 
 
 def test_engines_are_named_by_their_id_and_dimension() -> None:
@@ -55,21 +55,7 @@ def test_without_the_packages_or_the_directory_the_engine_says_how_to_get_them(
         minilm_files()
 
 
-def _available() -> bool:
-    if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("tokenizers") is None:
-        return False
-    try:
-        return all(os.path.exists(p) for p in minilm_files())
-    except ModelUnavailable:
-        return False
-
-
-needs_model = pytest.mark.skipif(
-    not _available(), reason="the semantic extra and its files are not installed"
-)
-
-
-@needs_model
+@needs_minilm
 def test_paraphrases_are_close_and_unrelated_text_is_not() -> None:
     engine = MiniLM()
     q, answer, other = engine.embed(
@@ -85,7 +71,7 @@ def test_paraphrases_are_close_and_unrelated_text_is_not() -> None:
     assert cos[0] > 0.4 > cos[1]
 
 
-@needs_model
+@needs_minilm
 def test_a_batch_gives_the_vectors_of_one_by_one() -> None:
     engine = MiniLM()
     texts = ["short", "a somewhat longer sentence about retries and backoff", ""]

@@ -294,3 +294,20 @@ def test_content_hash_of_file_binds_path_and_content() -> None:
     assert a != log.file_content_hash("a.md", "y")
     assert len(a) == 64
     assert log.canonical_content_hash(b"{}") == log.content_hash({})
+
+
+def test_previous_covers_the_entry_planned_just_before_in_the_same_commit() -> None:
+    from acx.core.append import EntrySpec, LogHead, plan_append
+
+    first = EntrySpec("supersede", "rom", "a" * 64, "r#x", log.Covers(0, "b" * 64))
+    second = EntrySpec("review", "rom", "a" * 64, None, log.PREVIOUS, (("decision", "approve"),))
+    head = LogHead.empty()
+    head = plan_append(
+        head, [EntrySpec("remember", "rom", "b" * 64, "r#x")], actor="a", chain="c", created_at="t"
+    )
+    plan = plan_append(head.head, [first, second], actor="a", chain="c", created_at="t")
+    superseding, approval = plan.entries
+    assert approval.payload["covers"] == {"seq": superseding.seq, "hash": superseding.hash}
+    # denial: PREVIOUS on the first entry of a commit names nothing this commit planned
+    with pytest.raises(log.EntryError):
+        plan_append(head.head, [second], actor="a", chain="c", created_at="t")

@@ -5,6 +5,8 @@ Each rule is tested as a negative evaluation: the denial and, in the same test, 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from acx.core import review
@@ -100,3 +102,45 @@ def test_log_entries_carry_agent_trust_and_review_decision() -> None:
         validate_payload(bad)  # a review entry without its decision is not an entry
     with pytest.raises(EntryError, match="does not carry trust"):
         validate_payload({**plan.entries[1].payload, "trust": "candidate"})  # policy entries carry no trust
+
+
+def _candidate(seq: int = 3) -> Any:
+    from acx.core.rows import LogRow
+
+    return LogRow("m1", seq, "c" * 64, "e" * 64, "active", memory("m1"), zone="rom", trust="candidate")
+
+
+def test_an_edit_is_a_candidate_supersede_then_an_approve_of_it_and_nothing_else() -> None:
+    from acx.core.fingerprint import slot_key
+    from acx.core.rows import RecordWrite
+
+    fixed = memory("m1", title="Fixed")
+    specs = review.decision_specs(_candidate(), "approve", "bot-r", RecordWrite(fixed, slot_key(fixed)))
+    assert [s.operation for s in specs] == ["supersede", "review"]
+    superseding, approval = specs
+    assert superseding.covers == Covers(3, "e" * 64) and superseding.key == "r#m1"
+    assert dict(superseding.extra) == {"agent": "bot-r", "trust": "candidate"}
+    assert approval.covers is review.logcore.PREVIOUS and dict(approval.extra)["decision"] == "approve"
+    assert superseding.content_hash == approval.content_hash != "c" * 64
+    plain = review.decision_specs(_candidate(), "reject", None)  # positive control: one entry
+    assert [(s.operation, dict(s.extra)) for s in plain] == [("review", {"decision": "reject"})]
+    for decision, rec in (("reject", fixed), ("approve", memory("other"))):  # denials
+        with pytest.raises(ValueError):
+            review.decision_specs(_candidate(), decision, None, RecordWrite(rec, slot_key(rec)))
+
+
+def test_a_belief_is_vouched_for_by_its_policy_or_by_an_approve() -> None:
+    assert review.vouched(None, "none", approved=False)  # a belief under the default policy
+    assert review.vouched(None, None, approved=False)  # no policy set: the default
+    assert not review.vouched(None, "required", approved=False)  # a belief the policy did not admit
+    assert not review.vouched("candidate", "none", approved=False)  # a candidate flipped in the table
+    assert review.vouched("candidate", "required", approved=True)  # a reviewer vouched
+    assert review.admits("required", "candidate") and not review.admits("required", "belief")
+
+
+def test_a_policy_entry_names_its_policy_by_content_hash() -> None:
+    from acx.core.canonical import sha256_hex
+
+    assert review.policy_of_hash(sha256_hex({"review": "required"})) == "required"
+    assert review.policy_of_hash(sha256_hex({"review": "none"})) == "none"
+    assert review.policy_of_hash(sha256_hex({"review": "sometimes"})) is None

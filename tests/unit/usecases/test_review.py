@@ -212,13 +212,110 @@ def test_a_reject_that_would_also_forget_a_belief_is_refused(deps) -> None:
     assert review.decide(deps, "t1", "notes", REVIEWER, "c1", "approve")["decision"] == "approve"
 
 
-def test_edit_is_refused_clearly_until_supersession_exists(deps) -> None:
+def test_edit_supersedes_the_candidate_and_approves_the_correction_in_one_commit(deps) -> None:
     review.set_policy(deps, "t1", "notes", ADMIN, "required")
     write(deps, AGENT_1, memory("c1", title="Typo in tittle"))
+    candidate = deps.log.record(REF, "c1")
+    size = deps.log.head(REF).size
+    fixed = memory("c1", title="Typo in title")
+    out = review.decide(deps, "t1", "notes", REVIEWER, "c1", "edit", fixed, seen_seq=candidate.seq)
+    assert out["decision"] == "edit" and out["reviewer"] == {"actor": "t1/alice"}
+    assert out["supersedes"] == {"seq": candidate.seq, "hash": candidate.entry_hash}
+    assert (out["seq"], out["approvedSeq"]) == (size, size + 1)  # one commit, two entries
+    superseding, approval = list(deps.log.entries(REF))[size:]
+    assert (superseding.operation, superseding.payload["actor"], superseding.payload["trust"]) == (
+        "supersede", "t1/alice", "candidate",
+    )  # fmt: skip
+    assert superseding.payload["covers"] == {"seq": candidate.seq, "hash": candidate.entry_hash}
+    assert (approval.operation, approval.payload["decision"], approval.payload["actor"]) == (
+        "review", "approve", "t1/alice",
+    )  # fmt: skip
+    assert approval.payload["covers"] == {"seq": superseding.seq, "hash": superseding.hash}  # who vouched
+    # the corrected text is the belief default reads serve; the candidate's text is its history
+    got = recall.get_memory(deps, "t1", "notes", "c1")
+    assert (got["record"]["title"], got["trust"], got["reviewer"]) == ("Typo in title", "belief", "t1/alice")
+    assert review.review_queue(deps, "t1", "notes")["items"] == []
+    from acx.usecases import versions
+
+    history = versions.history(deps, "t1", "notes", "c1")["versions"]
+    assert [v["record"]["title"] for v in history] == ["Typo in tittle", "Typo in title"]
+    assert verify_package(deps.log, REF, deps.settings.publisher_id).status == "ok"
+
+
+def test_an_edit_is_checked_like_any_write_and_a_refused_edit_approves_nothing(deps) -> None:
+    review.set_policy(deps, "t1", "notes", ADMIN, "required")
+    write(deps, AGENT_1, memory("c1", title="Typo in tittle"), memory("b0", title="Other", summary="Else."))
+    review.decide(deps, "t1", "notes", REVIEWER, "b0", "approve")
+    size = deps.log.head(REF).size
+    secret = "token ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    refused = [
+        (memory("c1", xpAwarded=-1, impact="awful"), 422, None),  # every problem in one answer
+        (memory("other-id"), 422, "$.record.id"),
+        (memory("c1", portable=False, codebaseFingerprint="cbf1_" + "0" * 40), 422, "$.record.portable"),
+        (memory("c1", summary=secret), 422, None),  # the scrub gate
+        (memory("c1", title="Other", summary="Else."), 409, "$.record"),  # another memory's content
+    ]
+    for record, status, path in refused:
+        with pytest.raises(ServiceError) as exc:
+            review.decide(deps, "t1", "notes", REVIEWER, "c1", "edit", record)
+        assert exc.value.status == status, exc.value.message
+        if path:
+            assert exc.value.path == path
+    first = refused[0]
     with pytest.raises(ServiceError) as exc:
-        review.decide(deps, "t1", "notes", REVIEWER, "c1", "edit", memory("c1", title="Typo in title"))
-    assert exc.value.status == 501 and "supersession" in exc.value.message
-    assert ids(recall.recall(deps, "t1", "notes", trust="candidate")) == ["c1"]  # nothing changed
+        review.decide(deps, "t1", "notes", REVIEWER, "c1", "edit", first[0])
+    paths = [p["path"] for p in exc.value.extra["report"]["problems"]]
+    assert any(p.startswith("$.record.xpAwarded") for p in paths) and "$.record.impact" in paths, paths
+    with pytest.raises(ServiceError) as exc:
+        review.decide(deps, "t1", "notes", REVIEWER, "c1", "edit", memory("c1", summary=secret))
+    assert exc.value.code == "blocked" and "ghp_" not in str(exc.value.extra)
+    assert deps.log.head(REF).size == size  # a refused edit writes (and approves) nothing
+    assert ids(recall.recall(deps, "t1", "notes", trust="candidate")) == ["c1"]
+    # positive control: the same reviewer's valid edit lands
+    assert (
+        review.decide(deps, "t1", "notes", REVIEWER, "c1", "edit", memory("c1", title="Typo"))["seq"] == size
+    )
+
+
+def test_an_edit_of_forgotten_knowledge_is_refused(deps) -> None:
+    review.set_policy(deps, "t1", "notes", ADMIN, "required")
+    gone = memory("g1", title="Forgotten lesson", summary="Never to come back.")
+    write(deps, AGENT_1, gone, memory("c1", title="Candidate"))
+    forget.forget(deps, "t1", "notes", ADMIN.actor, record_id="g1")
+    with pytest.raises(ServiceError) as exc:
+        review.decide(deps, "t1", "notes", REVIEWER, "c1", "edit", {**gone, "id": "c1"})
+    assert (exc.value.status, exc.value.code) == (409, "forgotten")
+    out = review.decide(deps, "t1", "notes", REVIEWER, "c1", "edit", memory("c1", title="Kept lesson"))
+    assert out["decision"] == "edit"  # positive control: different knowledge is approved
+
+
+def test_the_author_cannot_edit_approve_its_own_candidate_but_a_reviewer_can(deps) -> None:
+    review.set_policy(deps, "t1", "notes", ADMIN, "required")
+    write(deps, AGENT_1, memory("c1", title="Typo in tittle"))
+    fixed = memory("c1", title="Typo in title")
+    with pytest.raises(ServiceError) as exc:  # AGENT_1 holds memory:review, and wrote c1
+        review.decide(deps, "t1", "notes", AGENT_1, "c1", "edit", fixed)
+    assert exc.value.status == 403
+    assert ids(recall.recall(deps, "t1", "notes")) == []
+    review.decide(deps, "t1", "notes", REVIEWER, "c1", "edit", fixed)
+    assert ids(recall.recall(deps, "t1", "notes")) == ["c1"]
+
+
+def test_a_stale_candidate_is_refused_and_the_current_one_is_decided(deps) -> None:
+    from acx.usecases import versions
+
+    review.set_policy(deps, "t1", "notes", ADMIN, "required")
+    write(deps, AGENT_1, memory("c1", title="First draft"))
+    seen = deps.log.record(REF, "c1").seq
+    versions.update(deps, "t1", "notes", AGENT_1.actor, "c1", memory("c1", title="Second draft"))
+    now = deps.log.record(REF, "c1").seq
+    for decision, record in (("edit", memory("c1", title="Reviewed draft")), ("approve", None)):
+        with pytest.raises(ServiceError) as exc:  # the reviewer saw the first draft
+            review.decide(deps, "t1", "notes", REVIEWER, "c1", decision, record, seen_seq=seen)
+        assert exc.value.status == 409 and exc.value.code == "not_candidate"
+    assert deps.log.record(REF, "c1").trust == "candidate"
+    review.decide(deps, "t1", "notes", REVIEWER, "c1", "edit", memory("c1", title="Reviewed"), seen_seq=now)
+    assert recall.recall(deps, "t1", "notes")["records"][0]["title"] == "Reviewed"
 
 
 def test_cartridges_export_beliefs_only(deps) -> None:

@@ -155,3 +155,67 @@ def test_a_memory_forgotten_while_its_ingest_indexed_it_is_taken_out_again(deps)
     deps.log.forget(REF, "ops", record_id="race-7Qx")  # lands before the ingest's index hook runs
     search.SearchIndexer(deps).indexed("t1", "notes", [race], {}, new_package=False)
     assert b"race-7Qx" not in index_bytes(deps) and b"escal" not in index_bytes(deps)
+
+
+class Synonyms:
+    """A semantic engine as a deployment would configure one (here under a Bedrock model's name):
+    "throttled" and "backoff" land on one axis, so the question below shares no word with its memory."""
+
+    id = "bedrock:cohere.embed-english-v3:1024"
+    dim = 4
+    lexical = False
+    axes = ({"backoff", "retries", "throttled"}, {"cache", "caches", "warm"}, {"linter", "ruff"})
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        out = []
+        for text in texts:
+            words = set(text.lower().replace(",", " ").split())
+            v = [float(len(words & axis)) for axis in self.axes] + [0.1]
+            n = sum(x * x for x in v) ** 0.5
+            out.append([x / n for x in v])
+        return out
+
+
+def test_a_deployment_that_changes_its_engine_rebuilds_every_index_with_it(deps, monkeypatch) -> None:
+    store = deps.search_index()
+    assert ids(deps, "jittered retries")[0] == "retry"
+    before = store.manifest("t1", "notes")
+    assert (before.engine, before.dim) == ("local-hash-128", 128)
+    # The same package under a deployment whose SEARCH_ENGINE names another engine.
+    name = "bedrock:cohere.embed-english-v3"  # SEARCH_ENGINE; its engine answers with Synonyms
+    monkeypatch.setitem(search._ENGINES, (name, deps.settings.search_embed_dim), Synonyms())
+    hash_deps = chained_deps()
+    deps.settings = deps.settings.model_copy(update={"search_engine": name})
+    out = search.search(deps, "t1", "notes", search.parse_query("throttled"))
+    assert out.engine == Synonyms.id and out.results[0].id == "retry"
+    assert out.results[0].signals.lexical is None and out.results[0].signals.vector is not None
+    after = store.manifest("t1", "notes")
+    assert (after.engine, after.dim) == (Synonyms.id, 4) and not set(before.segments) & set(after.segments)
+    assert all(k not in store.segment_keys("t1", "notes") for k in before.segments)  # old vectors purged
+    # An ingest under the new engine adds a segment of its vectors; one by a process still on the old
+    # engine is discarded, never mixed into the index (the next search would rebuild if it had been).
+    put(deps, memory("warm", title="Warm the caches", summary="before the deploy"))
+    assert len(store.manifest("t1", "notes").segments) == 2
+    hash_deps.log, hash_deps.data, hash_deps.index_store = deps.log, deps.data, deps.index_store
+    put(hash_deps, memory("pin", title="Pin ruff", summary="formatting churn"))
+    assert store.manifest("t1", "notes").engine == Synonyms.id
+    assert len(store.manifest("t1", "notes").segments) == 2
+
+
+def test_an_uploaded_bundles_vectors_never_reach_the_index(fake_search_index) -> None:
+    """A bundle may carry vectors tagged with an engine; the index is built from the records with the
+    deployment's engine whatever the tag says (here it claims the deployment's own engine)."""
+    from acx.core.embedding import embed
+    from acx.core.search.segment import Segment, quantise
+
+    d = chained_deps()
+    rec = memory("retry", title=NOTES["retry"][0], summary=NOTES["retry"][1])
+    claimed = [1.0 / 128**0.5] * 128
+    tagged = {"engine": {"id": "local-hash-128", "dim": 128}, "items": [{"id": "retry", "vector": claimed}]}
+    ingest_records(d, REF, rec, vectors=tagged)
+    store = d.search_index()
+    (key,) = store.manifest("t1", "notes").segments
+    seg = Segment.from_bytes(store.get_segment(key))
+    codes, scale = quantise(embed(f"{NOTES['retry'][0]}\n\n{NOTES['retry'][1]}"))
+    assert (list(seg.vectors), list(seg.scales)) == (codes, [pytest.approx(scale)])
+    assert list(seg.vectors) != quantise(claimed)[0]

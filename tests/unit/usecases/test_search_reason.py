@@ -3,16 +3,14 @@ semantic engine answers a question asked in other words end to end (when its ext
 
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import pytest
 
 from acx.contract.search import MAX_QUERY_CHARS
-from acx.core.embedding import MINILM_ID, ModelUnavailable, minilm_files
+from acx.core.embedding import MINILM_ID
 from acx.core.package import PackageRef
 from acx.usecases import search
 from acx.usecases.errors import ServiceError
+from tests.conftest import needs_minilm
 from tests.factories import memory
 from tests.fakes import chained_deps, ingest_records
 
@@ -56,16 +54,7 @@ def test_a_4096_character_query_is_accepted_and_a_longer_one_refused(fake_search
     assert err.value.status == 400 and "4096" in err.value.message
 
 
-def _minilm_available() -> bool:
-    if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("tokenizers") is None:
-        return False
-    try:
-        return all(os.path.exists(p) for p in minilm_files())
-    except ModelUnavailable:
-        return False
-
-
-@pytest.mark.skipif(not _minilm_available(), reason="the semantic extra and its files are not installed")
+@needs_minilm
 def test_the_semantic_engine_finds_a_memory_that_shares_no_word_with_the_question(
     fake_search_index: object,
 ) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from acx.core.log import Entry
 from acx.core.package import PackageRef
-from acx.core.rows import FileWrite, RecordWrite
+from acx.core.rows import Conflict, FileWrite, RecordWrite
 from acx.usecases.verify import verify_all, verify_package
 from tests.factories import memory
 from tests.fakes import ChainedLog
@@ -156,3 +156,62 @@ def test_a_checkpoint_older_than_the_witnessed_one_is_a_rollback(log) -> None:
     cps = log.checkpoints.by_size[REF]
     cps[4] = cps[3]  # an attacker serves the older (validly signed) checkpoint
     assert verify_package(log, REF, PUBLISHER).reason == "checkpoint-rollback"
+
+
+def _candidates(log: ChainedLog, *ids: str) -> None:
+    log.append(
+        REF,
+        "t1/agent",
+        [RecordWrite(memory(i, title=f"title {i}"), f"slot-{i}", trust="candidate") for i in ids],
+    )
+
+
+def _flip_to_belief(log: ChainedLog, record_id: str) -> None:
+    """What an attacker with write access to the records table does: drop the row's ``trust``."""
+    rows = log.rows.of(REF)
+    rows[record_id] = dataclasses.replace(rows[record_id], trust="belief")
+
+
+def test_a_candidate_flipped_to_a_belief_in_the_table_is_unvouched(log) -> None:
+    _candidates(log, "c-1", "c-2")
+    log.review(REF, "t1/alice", "c-1", "approve", log.rows.of(REF)["c-1"].seq)
+    # positive control: the reviewer's approve accounts for c-1, and c-2 is still a candidate
+    assert verify_package(log, REF, PUBLISHER).status == "ok"
+    _flip_to_belief(log, "c-2")
+    got = verify_package(log, REF, PUBLISHER)
+    assert (got.status, got.reason) == ("broken", "unvouched-belief"), got.to_dict()
+    assert got.first_bad_seq == log.rows.of(REF)["c-2"].seq and "c-2" in (got.detail or "")
+
+
+def test_an_incremental_run_accounts_for_the_beliefs_it_reads(log) -> None:
+    from acx.core.canonical import sha256_hex
+
+    log.set_policy(REF, "t1/ops", "required", sha256_hex({"review": "required"}))
+    assert verify_package(log, REF, PUBLISHER).status == "ok"
+    assert log.witness(REF)["review"] == "required"  # the policy in force at the witnessed size
+    _candidates(log, "c-3")
+    got = verify_package(log, REF, PUBLISHER, incremental=True)
+    assert (got.status, got.checked) == ("ok", 1)  # positive control: a candidate under `required`
+    _candidates(log, "c-4")
+    _flip_to_belief(log, "c-4")
+    got = verify_package(log, REF, PUBLISHER, incremental=True)
+    assert (got.checked, got.reason) == (1, "unvouched-belief")
+    # a witness from before it carried the policy: the entries before the witnessed size say it
+    log.witnesses[REF].pop("review")
+    assert verify_package(log, REF, PUBLISHER, incremental=True).reason == "unvouched-belief"
+
+
+def test_a_belief_entered_after_the_policy_required_review_is_unvouched(log) -> None:
+    from acx.core.canonical import sha256_hex
+
+    log.set_policy(REF, "t1/ops", "required", sha256_hex({"review": "required"}))
+    _candidates(log, "c-1")
+    assert verify_package(log, REF, PUBLISHER).status == "ok"  # positive control: a candidate
+    # the store refuses a belief under `required` (the lease check) ...
+    with pytest.raises(Conflict, match="policy"):
+        log.append(REF, "t1/agent", [RecordWrite(memory("b-1", title="sneaked in"), "slot-b")])
+    # ... so a belief entry there can only come from a writer that skips it: the verifier names it
+    log.rows.policies.pop(REF)
+    log.append(REF, "t1/agent", [RecordWrite(memory("b-1", title="sneaked in"), "slot-b")])
+    got = verify_package(log, REF, PUBLISHER)
+    assert (got.status, got.reason) == ("broken", "unvouched-belief") and "required" in (got.detail or "")

@@ -454,7 +454,7 @@ class RowStore:
     ) -> tuple[list[ListedRecord], str | None]:
         """A page of active records in id order, each as its stored canonical JSON; the cursor is
         opaque (base64 of the last row key). ``trust`` (belief | candidate; None: any) and ``agent``
-        filter in the same Query: a row carries ``trust`` only while it is a candidate.
+        filter the same Query: a row carries ``trust`` only while it is a candidate.
 
         The Query filters out tombstoned rows (and other zones and tags) and projects the sort key,
         the state and the body only: filtered rows are read (DynamoDB bills a Query on the items it
@@ -482,9 +482,12 @@ class RowStore:
         if tag is not None:
             names["#lt"], values[":tag"] = "tags", {"S": tag}
             condition += " AND contains(#lt, :tag)"
-        if trust == "belief":
-            condition += " AND attribute_not_exists(#lq)"
-        elif trust is not None:
+        # Beliefs are the rows without ``trust``: the Query already projects it, so the candidates are
+        # dropped here rather than by one more clause of the filter condition, which is evaluated per
+        # item read (moto's evaluator: 18% of a full listing at 100k; DynamoDB's: free, but the
+        # condition would save only the bytes of candidates, which are few and wait for a reviewer).
+        # Candidates alone (trust=candidate) are few among many beliefs: filtered in the Query.
+        if trust is not None and trust != "belief":
             values[":trust"] = {"S": trust}
             condition += " AND #lq = :trust"
         if agent is not None:
@@ -515,6 +518,8 @@ class RowStore:
                 raise CorruptStore(f"row {item.get('sk')} has unknown state")
             if not isinstance(body, bytes):
                 raise CorruptStore(f"active row {item.get('sk')} has no body")
+            if trust == "belief" and item.get("trust"):
+                continue  # a candidate (see the condition above)
             out.append(
                 ListedRecord(
                     item["sk"][2:],
@@ -673,9 +678,12 @@ class RowStore:
         rows: dict[str, PreparedRow],
         files: dict[str, FileWrite],
         retired: Sequence[str],
+        approved: logcore.Entry | None = None,
     ) -> Iterator[Request]:
         """The items of one operation's entries (row + slot index per record, one per file), built
-        lazily: only the batch being sent exists at once, whatever the operation's size.
+        lazily: only the batch being sent exists at once, whatever the operation's size. ``approved``:
+        the ``review`` entry of the same commit that approves these rows (an edit-and-approve): they
+        are written as beliefs naming its reviewer, with no queue item.
 
         Order, so that any prefix that lands can be completed by a retry of the same upload: per run of
         25 records their slot items, then (after a barrier) their rows; the retired-row deletes only
@@ -730,6 +738,8 @@ class RowStore:
                 "actor": e.payload.get("actor"),
                 "agent": e.payload.get("agent"),
             }
+            if approved is not None:
+                item.update(trust=None, reviewer=approved.payload["actor"], reviewSeq=approved.seq)
             bodies.append((self.table, {"PutRequest": {"Item": to_item(item)}}))
             if item["trust"] == "candidate":  # the review queue, in log order, on the package key
                 queued = {"pk": ref.pk, "sk": f"q#{pad(e.seq)}", "recordId": w.id}

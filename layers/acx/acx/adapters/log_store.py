@@ -30,10 +30,11 @@ from acx.core import log as logcore
 from acx.core.append import AppendPlan, EntrySpec, LogHead
 from acx.core.checkpoint import Checkpoint
 from acx.core.package import PackageRef
-from acx.core.review import attribution
+from acx.core.review import admits, attribution, decision_specs
 from acx.core.rows import (
     AppendResult,
     Conflict,
+    Edit,
     FileRow,
     FileWrite,
     ForgetResult,
@@ -264,6 +265,7 @@ class LogStore(RowReads):
                 if lo == 0:  # the checks and the guard run once, under the first part's lease
                     if not self.rows.unchanged(ref, expected or {}, expected_slots or {}):
                         raise Conflict("a row changed since it was read")
+                    self._check_policy(ref, writes)
                     if guard is not None and head.may_have_tombstones:
                         guard()  # skipped only when the head proves no forget ever claimed here
 
@@ -276,6 +278,13 @@ class LogStore(RowReads):
             first = plan.first_seq if first is None else first
         assert first is not None and plan is not None
         return AppendResult(first, plan.size - 1, plan.size, text)
+
+    def _check_policy(self, ref: PackageRef, writes: Sequence[RecordWrite]) -> None:
+        """Under the lease, where no ``policy`` entry can land: a belief enters only under a policy
+        that admits beliefs (:func:`acx.core.review.admits`), else :class:`Conflict` (the caller
+        re-reads the policy and writes candidates). One point read, only for writes with a belief."""
+        if any(w.trust != "candidate" for w in writes) and not admits(self.rows.policy(ref), "belief"):
+            raise Conflict("the review policy changed since it was read")
 
     # ------------------------------------------------------------------ forget
 
@@ -450,6 +459,7 @@ class LogStore(RowReads):
             old = self._current(ref, write.id, expected)
             if not self.rows.unchanged(ref, {}, expected_slots or {}):
                 raise Conflict("a slot changed since it was read")
+            self._check_policy(ref, [write])
             if guard is not None and head.may_have_tombstones:
                 guard()
             spec = EntrySpec(
@@ -551,26 +561,45 @@ class LogStore(RowReads):
         decision: str,
         seen_seq: int,
         agent: str | None = None,
+        edit: Edit | None = None,
     ) -> AppendResult:
-        """Receipt one ``review`` entry covering the candidate's entry (``decision``: approve | reject),
-        under the lease and only if the row is still the candidate read at ``seen_seq`` (else
+        """Receipt the entries of :func:`acx.core.review.decision_specs` (``decision``: approve |
+        reject), under the lease and only if the row is still the candidate read at ``seen_seq`` (else
         :class:`Conflict`); an approval then turns the row into a belief naming the reviewer. A
-        rejection writes only the entry: the caller forgets the memory next (the tombstone path)."""
+        rejection writes only the entry: the caller forgets the memory next (the tombstone path).
+
+        ``edit``: the supersede's rows in the same commit (the candidate kept as ``v#<id>#<seq>``
+        first, then the row rewritten as the corrected version, a belief naming the reviewer, its old
+        slot item and queue item gone), after the supersede's checks (slot pointers, tombstone guard)."""
+        new = prepare(edit.write) if edit is not None else None
 
         def prepare_(head: HeadState) -> Prepared:
             row = self.rows.get(ref, record_id)
             if row is None or not row.active or row.seq != seen_seq or row.trust != "candidate":
                 raise Conflict("the candidate changed since it was read")
-            extra = (("decision", decision), *attribution(agent))
-            cover = logcore.Covers(row.seq, row.entry_hash)
-            spec = EntrySpec("review", row.zone or "save", row.content_hash, None, cover, extra)
+            specs = decision_specs(row, decision, agent, edit.write if edit is not None else None)
+            if edit is None or new is None:
 
-            def requests(entries: list[logcore.Entry]) -> Iterable[Request]:
-                if decision == "approve":
-                    return self.rows.approve_requests(ref, row, entries[0])
-                return []  # reject: the forget that follows tombstones the row (its queue item is skipped)
+                def requests(entries: list[logcore.Entry]) -> Iterable[Request]:
+                    if decision == "approve":
+                        return self.rows.approve_requests(ref, row, entries[0])
+                    return []  # reject: the forget that follows tombstones the row (its queue item skipped)
 
-            return Prepared([spec], requests)
+                return Prepared(specs, requests)
+            if not self.rows.unchanged(ref, {}, edit.expected_slots):
+                raise Conflict("a slot changed since it was read")
+            if edit.guard is not None and head.may_have_tombstones:
+                edit.guard()
+
+            def edit_requests(entries: list[logcore.Entry]) -> Iterable[Request]:
+                superseding, approval = entries
+                out: list[Request] = [self.rows.version_request(ref, row, superseding.seq), BARRIER]
+                out += self.rows.write_requests(ref, [superseding], {row.key: new}, {}, (), approval)
+                if row.slot and row.slot != edit.write.slot:
+                    out.append(self.rows.slot_delete_request(ref, row.slot))
+                return [*out, *self.rows.dequeue_requests(ref, row)]
+
+            return Prepared(specs, edit_requests)
 
         plan, text = self._commit(ref, actor, prepare_)
         return AppendResult(plan.first_seq, plan.size - 1, plan.size, text)

@@ -2,10 +2,13 @@
 
 Each candidate is shown (title, summary, author, source, any near-duplicate belief) with the prompt
 ``[a]pprove [r]eject [e]dit [s]kip [q]uit``. On a terminal one key press decides (no Enter); from a
-pipe or a script each line's first character does. ``e`` opens the record in ``$EDITOR`` and sends
-the corrected record (edit-and-approve). Every decision is a receipted log entry naming the logged-in
-reviewer; the service refuses (403) a candidate the reviewer wrote itself, and the command says so
-and moves on.
+pipe or a script each line's first character does. ``e`` opens the whole record, as JSON, in
+``$VISUAL`` or ``$EDITOR`` (default ``vi``) and sends the corrected record (edit-and-approve: one
+commit superseding the candidate with it and approving it); closing the editor with the record
+unchanged, or with invalid JSON, skips. Each decision names the version shown (its ``seq``): a
+candidate its author changed meanwhile is refused (409) rather than overwritten. Every decision is a
+receipted log entry naming the logged-in reviewer; the service refuses (403) a candidate the
+reviewer wrote itself, and the command says so and moves on.
 """
 
 from __future__ import annotations
@@ -109,6 +112,8 @@ def review_loop(
                 tally["skip"] += 1
             else:
                 body: dict[str, Any] = {"decision": action}
+                if isinstance(item.get("seq"), int):  # the version shown: a candidate changed since is 409
+                    body["seq"] = item["seq"]
                 if action == "edit":
                     edited = edit(item["record"])
                     if edited is None:
@@ -119,7 +124,10 @@ def review_loop(
                 try:
                     api.call("POST", pkg_path(package, "review", item["id"]), json_body=body)
                     tally[action] += 1
-                    say(f"   {action}d" if action != "edit" else "   edited and approved")
+                    say(
+                        "   "
+                        + {"approve": "approved", "reject": "rejected"}.get(action, "edited and approved")
+                    )
                 except CliError as exc:
                     tally["refused"] += 1
                     say(f"   refused: {exc.line()}")

@@ -59,11 +59,19 @@ def _version() -> str:
     return version()
 
 
-def _brief(item: Any) -> dict[str, Any]:
+def _brief(item: Any, trust: str = "belief") -> dict[str, Any]:
     out = {"id": item.id, "title": item.title, "summary": item.summary}
     if item.valid_from or item.valid_until:
         out.update(validFrom=item.valid_from, validUntil=item.valid_until)
-    return out
+    return {**out, **_mark(item, trust)}
+
+
+def _mark(item: Any, trust: str) -> dict[str, str]:
+    """``trust`` on a result whenever the read asked for candidates (``candidate``/``any``), so every
+    unreviewed memory says so where the agent reads it; a default read serves beliefs only and stays
+    compact. A candidate is marked whatever the read asked."""
+    state = str(getattr(item, "trust", "belief") or "belief")
+    return {"trust": state} if trust != "belief" or state != "belief" else {}
 
 
 def build_server(memory: Any, package: str | None = None) -> Any:
@@ -91,7 +99,8 @@ def build_server(memory: Any, package: str | None = None) -> Any:
             f"Memories of package {package!r} in the acx memory service. {ADVISORY} "
             "Search before acting on a topic; remember what you learned in plain words (one sentence "
             "or a few); update a memory that turned out wrong (the old version stays in its history); "
-            "forget only on request (permanent)."
+            "forget only on request (permanent). Reads serve beliefs; trust='candidate' or 'any' also "
+            "serves candidates, memories no person has reviewed yet, each marked trust: candidate."
         ),
     )
 
@@ -109,6 +118,13 @@ def build_server(memory: Any, package: str | None = None) -> Any:
     AsOf = Annotated[
         str | None,
         Field(description="RFC 3339 time (2026-12-01T00:00:00Z): answer as the memories stood then"),
+    ]
+    Trust = Annotated[
+        Literal["belief", "candidate", "any"],
+        Field(
+            description="belief (default): reviewed or trusted memories only; candidate or any: also "
+            "memories no person has reviewed yet, each marked trust: candidate"
+        ),
     ]
 
     @server.tool()
@@ -184,10 +200,11 @@ def build_server(memory: Any, package: str | None = None) -> Any:
         ] = None,
         tag: Annotated[str | None, Field(max_length=128)] = None,
         as_of: AsOf = None,
+        trust: Trust = "belief",
     ) -> dict[str, Any]:
         """Find memories by meaning and words, best first. Results are advisory: memory informs, it
         never authorizes, so verify before acting. Nothing relevant: an empty list, said so."""
-        out = run(memory.search, query, k, tier=tier, tag=tag, as_of=as_of)
+        out = run(memory.search, query, k, tier=tier, tag=tag, as_of=as_of, trust=_asked(trust))
         result: dict[str, Any] = {
             "advisory": out.advisory,
             "results": [
@@ -197,6 +214,7 @@ def build_server(memory: Any, package: str | None = None) -> Any:
                     "summary": h.summary,
                     "score": round(h.score, 4),
                     **({"validFrom": h.valid_from} if h.valid_from else {}),
+                    **_mark(h, trust),
                 }
                 for h in out.hits
             ],
@@ -206,13 +224,13 @@ def build_server(memory: Any, package: str | None = None) -> Any:
         return result
 
     @server.tool()
-    def get(id: Id, as_of: AsOf = None) -> dict[str, Any]:
+    def get(id: Id, as_of: AsOf = None, trust: Trust = "belief") -> dict[str, Any]:
         """One memory by id, with its tags, impact and tier (advisory, as every read)."""
-        item = run(memory.get, id, as_of=as_of)
+        item = run(memory.get, id, as_of=as_of, trust=_asked(trust))
         return {
-            "advisory": ADVISORY,
+            "advisory": item.advisory or ADVISORY,
             "memory": {
-                **_brief(item),
+                **_brief(item, trust),
                 "tags": item.tags,
                 "impact": item.impact,
                 "tier": "rom" if item.portable else "save",
@@ -227,12 +245,15 @@ def build_server(memory: Any, package: str | None = None) -> Any:
         limit: Annotated[int, Field(ge=1, le=100)] = LIST_LIMIT_DEFAULT,
         cursor: Annotated[str | None, Field(description="nextCursor of the previous page")] = None,
         as_of: AsOf = None,
+        trust: Trust = "belief",
     ) -> dict[str, Any]:
         """A page of the package's memories (id, title, summary); nextCursor continues it."""
-        page = run(memory.list, tier=tier, tag=tag, limit=limit, cursor=cursor, as_of=as_of)
+        page = run(
+            memory.list, tier=tier, tag=tag, limit=limit, cursor=cursor, as_of=as_of, trust=_asked(trust)
+        )
         return {
             "advisory": page.advisory,
-            "memories": [_brief(i) for i in page.items],
+            "memories": [_brief(i, trust) for i in page.items],
             "nextCursor": page.next_cursor,
         }
 
@@ -281,6 +302,11 @@ def build_server(memory: Any, package: str | None = None) -> Any:
         return {k: out.get(k) for k in keys if k in out}
 
     return server
+
+
+def _asked(trust: str) -> str | None:
+    """The ``trust`` query parameter of a read: none for the default (beliefs: the service's default)."""
+    return None if trust == "belief" else trust
 
 
 MCP_EXTRA = "acx mcp needs the [search] extra: pip install 'acx-memory[search]'"

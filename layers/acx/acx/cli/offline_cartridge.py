@@ -10,7 +10,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from acx.core.embedding import EmbeddingEngine
 
 # Imports inside the commands are deliberate: `acx` imports every command module to build its parser,
 # so whatever is imported at module level is paid by every command (bench cli times whole processes).
@@ -45,6 +48,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--into", required=True, help="local store directory")
     p.add_argument("--registry")
     p.add_argument("--public-key")
+    p.add_argument(
+        "--engine",
+        default="local-hash-128",
+        choices=["local-hash-128", "minilm-l6-v2-int8-384"],
+        help="the store's engine: every record is re-indexed with it; the cartridge's vectors are discarded",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_import)
 
@@ -187,17 +196,24 @@ def cmd_strip(args: argparse.Namespace) -> int:
 
 
 def import_cartridge(
-    path: str, into: str | Path, *, registry: dict[str, Any] | None = None, public_key_pem: str | None = None
+    path: str,
+    into: str | Path,
+    *,
+    registry: dict[str, Any] | None = None,
+    public_key_pem: str | None = None,
+    engine: EmbeddingEngine | None = None,
 ) -> dict[str, Any]:
     """Verify, then merge ROM records into ``into/memory-records.json``; quarantine foreign SAVE records.
 
-    Records are re-indexed from the JSON baseline (the memory payloads) with the local engine; the
-    cartridge's vectors are discarded. Raises ValueError on refusal (tampered, vectors without a
-    baseline). Does NOT stop a trusted publisher's bad advice: imported memory informs, never authorizes.
+    Every record of the store is re-indexed from the JSON baseline (the memory payloads) with the
+    store's own ``engine`` (default ``local-hash-128``) into ``into/vectors.json``, tagged with that
+    engine; the cartridge's vectors are never read, whatever engine they are tagged with (ACX §7.6).
+    Raises ValueError on refusal (tampered, vectors without a baseline). Does NOT stop a trusted
+    publisher's bad advice: imported memory informs, never authorizes.
     """
     from acx.core import canonical
     from acx.core.cartridge import CartridgeReader
-    from acx.core.embedding import embed_record, engine_descriptor
+    from acx.core.embedding import LocalHash128, memory_text
     from acx.core.merge import merge_records
     from acx.core.trust import evaluate
 
@@ -216,13 +232,15 @@ def import_cartridge(
             raise ValueError(f"refusing a cartridge with {orphans} vector(s) that have no JSON baseline")
         rom: list[dict[str, Any]] = []
         quarantine: dict[str, list[dict[str, Any]]] = {}
-        engine = engine_descriptor()
+        own = engine or LocalHash128()
+        tag = {"id": own.id, "dim": own.dim}
+        theirs = r.embedding_engine()
         source = r.meta().get("acx.cartridge_id")
         for row in r.iter_memory():
             rec = dict(row.record)
             rec["origin"] = "imported"
             rec["importedFrom"] = source
-            rec["embeddingEngine"] = engine["id"]
+            rec["embeddingEngine"] = own.id
             if row.zone == "save":
                 cbf = rec.get("codebaseFingerprint")
                 if not isinstance(cbf, str) or not cbf.startswith("cbf1_") or "/" in cbf:
@@ -236,8 +254,8 @@ def import_cartridge(
     existing = canonical.loads(baseline.read_bytes()) if baseline.exists() else []
     merged = merge_records([*existing, *rom])
     baseline.write_bytes(canonical.dumps(merged))
-    vectors = {m["id"]: embed_record(m) for m in merged}
-    (store / "vectors.json").write_bytes(canonical.dumps({"engine": engine, "vectors": vectors}))
+    vectors = dict(zip((m["id"] for m in merged), own.embed([memory_text(m) for m in merged]), strict=True))
+    (store / "vectors.json").write_bytes(canonical.dumps({"engine": tag, "vectors": vectors}))
     qdir = store / "quarantine"
     for cbf, recs in quarantine.items():
         qdir.mkdir(exist_ok=True)
@@ -250,8 +268,9 @@ def import_cartridge(
         "imported": len(rom),
         "quarantined": {k: len(x) for k, x in quarantine.items()},
         "discardedVectors": n_vectors,
+        "cartridgeEngine": theirs,
         "storeSize": len(merged),
-        "engine": engine,
+        "engine": tag,
     }
 
 
@@ -261,13 +280,19 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     try:
         registry, pem = _load_trust(args)
-        doc = import_cartridge(args.file, args.into, registry=registry, public_key_pem=pem)
+        from acx.core.embedding import engine_named
+
+        doc = import_cartridge(
+            args.file, args.into, registry=registry, public_key_pem=pem, engine=engine_named(args.engine)
+        )
     except CartridgeError as exc:
         return _fail(f"{args.file}: {exc}")
     except ValueError as exc:
         code = EXIT_TAMPERED if "tampered" in str(exc) else EXIT_INVALID
         return _fail(f"{args.file}: {exc}", code)
     except OSError as exc:
+        return _fail(f"{args.file}: {exc}")
+    except RuntimeError as exc:  # ModelUnavailable: the engine's files are missing or not the pinned ones
         return _fail(f"{args.file}: {exc}")
     _emit(
         args,

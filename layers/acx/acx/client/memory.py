@@ -80,6 +80,8 @@ class Item:
     content_hash: str | None = None
     valid_from: str | None = None
     valid_until: str | None = None
+    trust: str = "belief"  # candidate: no person has reviewed it yet (served only when asked for)
+    advisory: str | None = None  # the banner of the answer it came in (get)
 
     @classmethod
     def of(cls, record: dict[str, Any], body: dict[str, Any] | None = None) -> Item:
@@ -97,6 +99,8 @@ class Item:
             content_hash=body.get("contentHash"),
             valid_from=body.get("validFrom"),
             valid_until=body.get("validUntil"),
+            trust=str(body.get("trust") or "belief"),
+            advisory=body.get("advisory"),
         )
 
 
@@ -112,6 +116,7 @@ class Hit:
     vector_score: float | None
     record: dict[str, Any]
     valid_from: str | None = None
+    trust: str = "belief"
 
 
 @dataclass(frozen=True)
@@ -365,12 +370,13 @@ class Memory:
         tag: str | None = None,
         as_of: str | None = None,
         floor: bool = True,
+        trust: str | None = None,
     ) -> SearchResult:
         """The ``k`` most relevant memories; with ``floor`` (default) results that match neither the
-        query's words nor (with a semantic engine) its meaning are dropped and counted."""
-        out = self._call(
-            "GET", "memories", "search", query={"q": query, "k": k, "tier": tier, "tag": tag, "asOf": as_of}
-        )
+        query's words nor (with a semantic engine) its meaning are dropped and counted. Beliefs only
+        unless ``trust`` is ``candidate`` or ``any`` (then each hit says its ``trust``)."""
+        query_ = {"q": query, "k": k, "tier": tier, "tag": tag, "asOf": as_of, "trust": trust}
+        out = self._call("GET", "memories", "search", query=query_)
         engine = out.get("engine")
         kept = [r for r in out.get("results") or [] if not floor or relevant(r, engine)]
         hits = []
@@ -387,6 +393,7 @@ class Memory:
                     vector_score=(signals.get("vector") or {}).get("score"),
                     record=record,
                     valid_from=r.get("validFrom"),
+                    trust=str(r.get("trust") or "belief"),
                 )
             )
         return SearchResult(
@@ -396,9 +403,10 @@ class Memory:
             engine=engine,
         )
 
-    def get(self, id: str, *, as_of: str | None = None) -> Item:
-        """One memory by id (as it stood at ``as_of``, RFC 3339, when given)."""
-        out = self._call("GET", "memories", id, query={"asOf": as_of})
+    def get(self, id: str, *, as_of: str | None = None, trust: str | None = None) -> Item:
+        """One memory by id (as it stood at ``as_of``, RFC 3339, when given); a candidate only with
+        ``trust`` ``candidate`` or ``any``."""
+        out = self._call("GET", "memories", id, query={"asOf": as_of, "trust": trust})
         return Item.of(out.get("record") or {}, out)
 
     def list(
@@ -409,16 +417,21 @@ class Memory:
         limit: int | None = None,
         cursor: str | None = None,
         as_of: str | None = None,
+        trust: str | None = None,
     ) -> Page:
-        """A page of memories (``next_cursor`` continues it)."""
+        """A page of memories (``next_cursor`` continues it); beliefs only unless ``trust`` is
+        ``candidate`` or ``any`` (each item's ``trust`` comes from the page's ``meta``)."""
         out = self._call(
             "GET",
             "memories",
-            query={"tier": tier, "tag": tag, "limit": limit, "cursor": cursor, "asOf": as_of},
+            query={"tier": tier, "tag": tag, "limit": limit, "cursor": cursor, "asOf": as_of, "trust": trust},
         )
+        meta = {m.get("id"): m for m in out.get("meta") or [] if isinstance(m, dict)}
         return Page(
             advisory=str(out.get("advisory") or ADVISORY),
-            items=[Item.of(r) for r in out.get("records") or [] if isinstance(r, dict)],
+            items=[
+                Item.of(r, meta.get(r.get("id"))) for r in out.get("records") or [] if isinstance(r, dict)
+            ],
             next_cursor=out.get("nextCursor"),
             corrupt=bool(out.get("corrupt")),
         )

@@ -93,10 +93,13 @@ class PolicyRequest(_Closed):
 
 
 class ReviewDecision(_Closed):
-    """``POST .../review/{id}``: ``edit`` carries the corrected record (a supersession, then approved)."""
+    """``POST .../review/{id}``: ``edit`` carries the corrected record (a supersession, then approved);
+    ``seq`` (optional): the candidate's seq the reviewer saw (its queue item's), refused with 409 when
+    the candidate has moved on since."""
 
     decision: Literal["approve", "reject", "edit"]
     record: dict[str, Any] | None = None
+    seq: StrictInt | None = None
 
 
 def parse_request(model: type[BaseModel], doc: Any) -> Any:
@@ -451,6 +454,8 @@ class ReviewResult(_Closed):
     reviewer: Author
     checkpoint: StrictStr | None
     forget: ForgetResult | None = None
+    supersedes: CoveredEntry | None = None  # edit: the candidate's entry the corrected version supersedes
+    approvedSeq: StrictInt | None = None  # edit: the review entry (``seq`` is the supersede's)
 
 
 class TrustRegistry(BaseModel):
@@ -602,7 +607,7 @@ ROUTES: tuple[RouteSpec, ...] = (
         f"{_P}/review/{{id}}",
         c.SCOPE_REVIEW,
         ((200, ReviewResult),),
-        (*_AUTH_ERRORS, 409, 422, 423, 501),
+        (*_AUTH_ERRORS, 409, 422, 423),
         ReviewDecision,
     ),
 )
@@ -622,6 +627,5 @@ STATUS_TEXT: dict[int, str] = {
     413: "Body over the limit",
     422: "Invalid body (path and limit named), or blocked by the scrub gate (with report)",
     423: "Package locked by an operator",
-    501: "Not implemented in this deployment (edit-and-approve before supersession exists)",
     503: "A backing service is busy; retry after Retry-After",
 }

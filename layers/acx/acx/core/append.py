@@ -80,7 +80,7 @@ def plan_append(
             tier=spec.tier,
             content_hash=spec.content_hash,
             created_at=created_at,
-            covers={"seq": spec.covers.seq, "hash": spec.covers.hash} if spec.covers else None,
+            covers=_covers(spec.covers, seq, prev, i),
             extra=dict(spec.extra) if spec.extra else None,
         )
         h = logcore.entry_hash(prev, payload)
@@ -88,3 +88,15 @@ def plan_append(
         entries.append(logcore.Entry(seq, h, prev, payload, spec.key))
         prev = h
     return AppendPlan(head.size, entries, LogHead(head.size + len(specs), prev, rng))
+
+
+def _covers(covers: logcore.Covers | None, seq: int, prev: str, i: int) -> dict[str, object] | None:
+    """A spec's ``covers`` as the payload holds it; :data:`~acx.core.log.PREVIOUS` becomes the entry
+    planned just before (its seq and hash), which must be part of the same commit."""
+    if covers is None:
+        return None
+    if covers == logcore.PREVIOUS:
+        if i == 0:
+            raise logcore.EntryError("only a later entry of the same commit can cover the previous one")
+        return {"seq": seq - 1, "hash": prev}
+    return {"seq": covers.seq, "hash": covers.hash}

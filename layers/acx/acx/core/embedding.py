@@ -64,9 +64,14 @@ def embed(text: str) -> list[float]:
     return [v / norm for v in vector]
 
 
+def memory_text(record: dict[str, Any]) -> str:
+    """The text a memory's vector is made from: title + blank line + summary (ACX §7.7's template)."""
+    return f"{record.get('title') or ''}\n\n{record.get('summary') or ''}"
+
+
 def embed_record(record: dict[str, Any]) -> list[float]:
-    """Embedding of a record: title + blank line + summary, as the standard's text template says."""
-    return embed(f"{record.get('title') or ''}\n\n{record.get('summary') or ''}")
+    """Embedding of a record by the reference engine (``memory_text``)."""
+    return embed(memory_text(record))
 
 
 def engine_descriptor() -> dict[str, Any]:
@@ -83,7 +88,8 @@ class EmbeddingEngine(Protocol):
     ``lexical`` says the engine only sees surface tokens (a hash engine), so fusion weighs it low.
     Optional attributes: ``min_similarity``, the cosine at which the engine's vector alone makes a
     memory a hit (``core.search.similarity_floor``), and ``max_input_chars``, past which the service
-    embeds a query window by window (``core.search.embed_query``).
+    embeds a query window by window (``core.search.embed_query``), and ``embed_queries(texts)``, the
+    vectors of queries for a model that embeds a question apart from a document (Cohere v3).
     """
 
     @property

@@ -25,7 +25,7 @@ from acx.core.cartridge import CartridgeError, CartridgeWriter, log_attestation,
 from acx.core.cartridge.format import now_rfc3339
 from acx.core.cartridge.log_attestation import InclusionEntry
 from acx.core.checkpoint import parse_checkpoint, verify_checkpoint
-from acx.core.embedding import embed_record, engine_descriptor
+from acx.core.embedding import EmbeddingEngine, LocalHash128, memory_text
 from acx.core.log import content_hash
 from acx.core.records import zone_of
 from acx.core.scrub import scan_bundle
@@ -123,6 +123,7 @@ def build_cartridge(
     cartridge_id: str | None = None,
     validity_of: Validity | None = None,
     exported_at: str | None = None,
+    engine: EmbeddingEngine | None = None,
 ) -> ExportResult:
     """Write and sign a cartridge at ``path``; raise :class:`ExportBlocked` if the gate blocks.
 
@@ -136,8 +137,14 @@ def build_cartridge(
     ``validity_of(record_id)``: the exported version's valid time and lineage; when any ROM memory
     has changed (more than one version, or a given valid time), the memory-versions extension is
     embedded as the ROM file ``rom/attestations/memory-versions.json`` (:mod:`acx.core.cartridge.validity`).
+    ``engine`` makes the SAVE-zone vectors (``vectors``: whether to write them) and is the signed
+    ``acx.embedding_engine`` tag they carry: both come from the one object, so a cartridge's vectors are
+    always tagged with the engine that made them. Default: the reference engine ``local-hash-128``,
+    whose vectors any ACX consumer can reproduce bit for bit (a consumer re-indexes with its own
+    engine either way, ACX §7.6).
     """
-    engine = engine_descriptor()
+    embedder = engine or LocalHash128()
+    engine_tag = {"id": embedder.id, "dim": embedder.dim}
     gate = _Gate(forbidden)
     quarantined = 0
     cp_size = 0
@@ -148,15 +155,22 @@ def build_cartridge(
     valid: list[dict[str, Any]] = []
     proof_note: str | None = None if checkpoint and verifier_key and inclusion else "no checkpoint given"
     with CartridgeWriter(
-        path, artifact_id=artifact_id, artifact_version=artifact_version, embedding_engine=engine, meta=meta
+        path,
+        artifact_id=artifact_id,
+        artifact_version=artifact_version,
+        embedding_engine=engine_tag,
+        meta=meta,
     ) as writer:
         batch: list[tuple[dict[str, Any], str, dict[str, Any]]] = []
 
         def drain() -> None:
             gate.scan([p for _, _, p in batch], [], [])
             if not gate.blocked:
-                for original, zone, payload in batch:
-                    vec = embed_record(payload) if vectors else None
+                texts = [memory_text(p) for _, _, p in batch]
+                vecs: list[list[float] | None] = (
+                    list(embedder.embed(texts)) if vectors else [None] * len(batch)
+                )
+                for (original, zone, _), vec in zip(batch, vecs, strict=True):
                     writer.add_memory(original, zone, vec)
             batch.clear()
 

@@ -29,6 +29,12 @@ GENESIS = "0" * 64
 #: validity without a successor; ``review`` records a person's decision on a candidate;
 #: ``lock``/``unlock`` are the operator lock; ``policy`` a change of the package's review policy
 #: (its content hash is that of the canonical policy, e.g. ``{"review": "required"}``).
+#:
+#: An edit-and-approve is no operation of its own: it is two entries of one commit, a ``supersede``
+#: of the candidate's entry carrying ``trust: candidate`` (the reviewer's corrected text, written by
+#: the reviewer) and right after it a ``review`` with ``decision: approve`` that covers that
+#: ``supersede`` (the planner resolves :data:`PREVIOUS`), both naming the reviewer's actor and agent.
+#: The audit reads it as any write then any approval: the corrected version is the one vouched for.
 OPERATIONS = ("remember", "forget", "lock", "unlock", "supersede", "invalidate", "review", "policy")
 #: Operations whose entry names the earlier entry it acts on (``covers``).
 COVERING = frozenset({"forget", "supersede", "invalidate", "review"})
@@ -179,6 +185,12 @@ class Covers:
 
     seq: int
     hash: str
+
+
+#: ``covers`` of an entry spec that acts on the entry just before it in the same commit (an edit's
+#: approve of its own ``supersede``): :func:`acx.core.append.plan_append` resolves it to that entry's
+#: seq and hash, which no caller knows before the commit is planned. Never stored.
+PREVIOUS = Covers(-1, GENESIS)
 
 
 @dataclass(frozen=True, slots=True)

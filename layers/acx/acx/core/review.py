@@ -19,6 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from acx.core import forgetting
+from acx.core import log as logcore
+from acx.core.append import EntrySpec
+from acx.core.canonical import sha256_hex
+from acx.core.rows import LogRow, RecordWrite
 
 POLICIES = ("none", "required")
 DEFAULT_POLICY = "none"
@@ -51,6 +55,28 @@ def entry_state(policy: str, record: Mapping[str, Any]) -> str:
     if policy not in POLICIES:
         raise ValueError(f"review policy must be one of {', '.join(POLICIES)}")
     return CANDIDATE if policy == "required" or is_foreign(record) else BELIEF
+
+
+def admits(policy: str | None, trust: str) -> bool:
+    """Whether a version may enter in ``trust`` under ``policy`` (None: never set): a candidate always,
+    a belief only under ``none``. Checked again under the writer's lease, where the policy cannot
+    change, so an upload racing ``PUT .../policy`` never lands a belief under ``required``."""
+    return trust == CANDIDATE or (policy or DEFAULT_POLICY) == "none"
+
+
+def vouched(entry_trust: str | None, policy: str | None, approved: bool) -> bool:
+    """Whether the log accounts for a belief (the verifier's rule): its entry entered it as a belief
+    (``entry_trust`` absent) under a policy that admits beliefs, or a ``review`` approve covers that
+    entry. A row turned into a belief in the table, with no such entry, is neither. It does not stop
+    a reviewer who approves in bad faith, nor two subjects of one person (the self-approval rule
+    compares actors), and it is only as strong as the chain: forged entries are the checkpoint's job."""
+    return approved or ((entry_trust or BELIEF) == BELIEF and admits(policy, BELIEF))
+
+
+def policy_of_hash(content_hash: str) -> str | None:
+    """The policy a ``policy`` entry set, from its content hash (sha256 of canonical
+    ``{"review": policy}``); None for a hash of no known policy."""
+    return next((p for p in POLICIES if sha256_hex({"review": p}) == content_hash), None)
 
 
 def source_of(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -114,6 +140,30 @@ def decision_writes(decision: str) -> Writes:
     if decision == "edit":
         return Writes("approve", True, False, True)
     raise ValueError(f"decision must be one of {', '.join(DECISIONS)}")
+
+
+def decision_specs(
+    candidate: LogRow, decision: str, agent: str | None, edit: RecordWrite | None = None
+) -> list[EntrySpec]:
+    """The log entries of a decision on ``candidate`` (its row read under the writer's lease), in the
+    order one commit appends them; every log implementation builds a decision here.
+
+    Without ``edit``: one ``review`` entry (``decision``: approve | reject) covering the candidate's
+    entry. With ``edit`` (``decision`` must be approve): a ``supersede`` of the candidate's entry by
+    the corrected version, entered as a candidate, then a ``review`` approve covering that supersede
+    (:data:`acx.core.log.PREVIOUS`): what the reviewer vouches for is the text they wrote."""
+    who = attribution(agent)
+    cover = logcore.Covers(candidate.seq, candidate.entry_hash)
+    if edit is None:
+        extra = (("decision", decision), *who)
+        return [EntrySpec("review", candidate.zone or "save", candidate.content_hash, None, cover, extra)]
+    if decision != "approve" or edit.id != candidate.id:
+        raise ValueError("an edit approves a corrected version of the same memory")
+    corrected = logcore.content_hash(edit.record)
+    return [
+        EntrySpec("supersede", edit.zone, corrected, candidate.key, cover, attribution(agent, CANDIDATE)),
+        EntrySpec("review", edit.zone, corrected, None, logcore.PREVIOUS, (("decision", "approve"), *who)),
+    ]
 
 
 def _sketch(record: Mapping[str, Any]) -> tuple[int, ...] | None:

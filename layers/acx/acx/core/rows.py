@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -74,6 +74,18 @@ class RecordWrite:
     @property
     def zone(self) -> str:
         return zone_of(self.record)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """An edit-and-approve's corrected version (:func:`acx.core.review.decision_specs`): ``write``
+    supersedes the candidate in the decision's commit and is approved by it. ``expected_slots`` and
+    ``guard`` are those of any supersede (the slot the text takes is still free, and no tombstone
+    refuses it), checked under the same lease."""
+
+    write: RecordWrite
+    expected_slots: dict[str, str | None] = field(default_factory=dict)
+    guard: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)

@@ -201,7 +201,6 @@ def _merge_and_append(
     agent: str | None = None,
 ) -> IngestSummary:
     keyer, near = deps.forget_keys, deps.near
-    policy = deps.log.policy(ref) or DEFAULT_POLICY  # read before the lease: a change racing it is benign
     computed: list[list[forgetting.Probe]] = []
 
     def all_probes() -> list[forgetting.Probe]:
@@ -220,6 +219,9 @@ def _merge_and_append(
     skipped: dict[int, forgetting.Hit] = {}
     skipped_files: set[str] = set()
     for attempt in range(MAX_CONFLICT_RETRIES):
+        # read before the lease, and again on a retry: the commit refuses a belief that a policy
+        # change racing this upload no longer admits (Conflict), so the retry writes candidates
+        policy = deps.log.policy(ref) or DEFAULT_POLICY
         keep = [i for i in range(len(bundle.records)) if i not in skipped]
         records = [bundle.records[i] for i in keep]
         files = [f for f in incoming_files if f.path not in skipped_files]

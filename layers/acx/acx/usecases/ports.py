@@ -23,6 +23,7 @@ from acx.core.log import Entry
 from acx.core.package import PackageRef
 from acx.core.rows import (
     AppendResult,
+    Edit,
     FileRow,
     FileWrite,
     ForgetResult,
@@ -239,9 +240,14 @@ class LogWrites(Protocol):
         decision: str,
         seen_seq: int,
         agent: str | None = None,
+        edit: Edit | None = None,
     ) -> AppendResult:
-        """Receipt a ``review`` entry covering the candidate read at ``seen_seq`` (``Conflict`` if it
-        changed); an approval turns the row into a belief."""
+        """Receipt the entries of :func:`acx.core.review.decision_specs` for the candidate read at
+        ``seen_seq`` (``Conflict`` if it changed); an approval turns the row into a belief. With
+        ``edit`` (approve only), one commit supersedes the candidate by ``edit.write`` (the candidate
+        kept as an ended version, as :meth:`LogVersions.supersede` does, ``edit.expected_slots`` and
+        ``edit.guard`` checked as there) and approves it: the new row is a belief naming the reviewer.
+        ``from_seq`` is the supersede's seq."""
         ...
 
 

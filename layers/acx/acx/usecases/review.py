@@ -16,7 +16,7 @@ from acx.contract import ERR_INVALID_CURSOR, ERR_INVALID_REQUEST
 from acx.core import review as rules
 from acx.core.canonical import sha256_hex
 from acx.core.package import PackageRef
-from acx.core.rows import Conflict, LogRow
+from acx.core.rows import Conflict, Edit, Forgotten, LogRow
 from acx.usecases.access import Principal
 from acx.usecases.errors import ServiceError, not_found
 from acx.usecases.locks import require_unlocked
@@ -26,7 +26,6 @@ NEAR_CANDIDATES = 5  # beliefs a search proposes per candidate, compared by near
 MAX_CONFLICT_RETRIES = 4
 
 ERR_NOT_CANDIDATE = "not_candidate"
-ERR_NOT_IMPLEMENTED = "not_implemented"
 
 
 def _existing(deps: Any, tenant: str, package: str) -> PackageRef:
@@ -148,9 +147,18 @@ def decide(
     record_id: str,
     decision: str,
     record: dict[str, Any] | None = None,
+    seen_seq: int | None = None,
 ) -> dict[str, Any]:
-    """Approve, reject or edit one candidate: 404 absent, 409 not a candidate (or it changed while
-    deciding), 403 when the reviewer wrote it, 501 for ``edit`` until supersession is available."""
+    """Approve, reject or edit one candidate: 404 absent, 409 not a candidate (or not the version at
+    ``seen_seq`` the reviewer saw, or it kept changing while deciding), 403 when the reviewer wrote it.
+
+    ``edit`` (``record``: the corrected record, same id) is one commit: a supersede of the candidate
+    by the corrected version and the reviewer's approve of it (:func:`acx.core.review.decision_specs`).
+    The correction is checked as any write is: every record problem in one 422, the scrub gate (422
+    ``blocked``), the same tier and codebase, no other memory's content (409 ``duplicate``), no
+    forgotten knowledge (409 ``forgotten``); a refused edit writes nothing, so it approves nothing."""
+    from acx.usecases import versions
+
     if decision not in rules.DECISIONS:
         raise ServiceError(
             422, ERR_INVALID_REQUEST, f"decision must be one of {', '.join(rules.DECISIONS)}", "$.decision"
@@ -158,6 +166,10 @@ def decide(
     ref = _existing(deps, tenant, package)
     require_unlocked(deps, tenant, package)
     writes = rules.decision_writes(decision)
+    if writes.writes_version:
+        if record is None:
+            raise ServiceError(422, ERR_INVALID_REQUEST, "an edit carries the corrected record", "$.record")
+        record = versions.check_correction(record, record_id)
     for attempt in range(MAX_CONFLICT_RETRIES):
         row = deps.log.record(ref, record_id)
         if row is None:
@@ -165,26 +177,32 @@ def decide(
         refused = rules.refusal(principal.actor, row.actor, row.trust if row.active else None)
         if refused is None and not row.active:
             refused = (409, "this memory was forgotten: there is nothing to decide")
+        if refused is None and seen_seq is not None and row.seq != seen_seq:
+            refused = (
+                409,
+                f"the candidate changed since it was read (seq {seen_seq}, now {row.seq}): reload it",
+            )
         if refused is not None:
             status, message = refused
             code = ERR_NOT_CANDIDATE if status == 409 else "forbidden"
             raise ServiceError(status, code, message, extra={"id": record_id})
-        if writes.writes_version:
-            raise ServiceError(
-                501,
-                ERR_NOT_IMPLEMENTED,
-                "edit-and-approve needs supersession (PUT .../memories/{id}), not available in this "
-                "deployment yet: approve or reject, then write the corrected memory",
-            )
         if writes.forgets:
             _refuse_reject_of_shared_knowledge(deps, ref, row)
+        edit = None
+        if writes.writes_version:
+            assert record is not None
+            fix = versions.correction(deps, ref, row, record, rules.BELIEF)
+            edit = Edit(fix.write, fix.expected_slots, fix.guard)
         try:
             result = deps.log.review(
-                ref, principal.actor, record_id, writes.review_decision, row.seq, agent=principal.agent
-            )
+                ref, principal.actor, record_id, writes.review_decision, row.seq, agent=principal.agent,
+                edit=edit,
+            )  # fmt: skip
         except Conflict:
             time.sleep(random.uniform(0, 0.02 * 2**attempt))
             continue
+        except Forgotten as exc:
+            raise versions.forgotten_correction(exc) from None
         out: dict[str, Any] = {
             "id": record_id,
             "decision": decision,
@@ -192,6 +210,10 @@ def decide(
             "reviewer": rules.author(principal.actor, principal.agent),
             "checkpoint": result.checkpoint,
         }
+        if edit is not None:
+            out["supersedes"] = {"seq": row.seq, "hash": row.entry_hash}
+            out["approvedSeq"] = result.to_seq
+            _index_correction(deps, ref, edit.write.record)
         if writes.forgets:
             from acx.usecases.forget import forget
 
@@ -200,6 +222,14 @@ def decide(
             )
         return out
     raise ServiceError(409, ERR_NOT_CANDIDATE, "the candidate kept changing while deciding; reload the queue")
+
+
+def _index_correction(deps: Any, ref: PackageRef, record: dict[str, Any]) -> None:
+    """Tell the search index about the corrected version (a failure drops the index: never the write)."""
+    from acx.usecases.versions import index_after
+
+    tenant, package = ref.tenant, ref.package
+    index_after(deps, ref, lambda: deps.index().indexed(tenant, package, [record], {}, new_package=False))
 
 
 def _refuse_reject_of_shared_knowledge(deps: Any, ref: PackageRef, row: LogRow) -> None:

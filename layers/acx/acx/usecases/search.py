@@ -124,7 +124,7 @@ _ENGINES: dict[tuple[str, int], EmbeddingEngine] = {}
 
 def engine_for(deps: Deps) -> EmbeddingEngine:
     """The configured engine: ``local-hash-128`` (default), ``minilm-l6-v2-int8-384`` (offline, the
-    ``semantic`` extra) or ``bedrock:<model id>`` (Titan V2)."""
+    ``semantic`` extra) or ``bedrock:<model id>`` (Titan V2, Cohere Embed v3)."""
     cfg = deps.settings
     name, dim = cfg.search_engine, cfg.search_embed_dim
     engine = _ENGINES.get((name, dim))
@@ -133,10 +133,9 @@ def engine_for(deps: Deps) -> EmbeddingEngine:
 
         engine = engine_named(name)
         if engine is None and name.startswith("bedrock:"):
-            from acx.adapters.aws import client
-            from acx.adapters.bedrock import TitanEmbeddings
+            from acx.adapters.bedrock import engine_for_model, runtime_client
 
-            engine = TitanEmbeddings(client("bedrock-runtime"), name.removeprefix("bedrock:"), dim)
+            engine = engine_for_model(runtime_client(), name.removeprefix("bedrock:"), dim)
         if engine is None:
             raise ServiceError(500, "misconfigured", "SEARCH_ENGINE names no known embedding engine")
         _ENGINES[(name, dim)] = engine
@@ -213,6 +212,8 @@ def load_view(
     store = deps.search_index()
     key = (tenant, package)
     cached = CACHE.get(key)
+    if cached is not None and (cached.view.engine, cached.view.dim) != (engine.id, engine.dim):
+        cached = None  # a view of another engine's vectors is never queried: read the manifest again
     now = time.monotonic()
     if cached is not None and now - cached.checked < REVALIDATE_SECONDS:
         return cached.view

@@ -2,7 +2,12 @@
 
 It recomputes every link and the Merkle root from the receipts, checks each live row's plaintext
 against its content hash and against its receipt entry, requires the latest signed checkpoint to match
-the recomputed head, and requires every new checkpoint to extend the last one it witnessed.
+the recomputed head, and requires every new checkpoint to extend the last one it witnessed. It also
+accounts for every belief (:func:`acx.core.review.vouched`): the entry that wrote it entered it as a
+belief under a policy that admitted beliefs (the ``policy`` entries before it), or a ``review`` approve
+covers that entry; a belief with neither (a candidate row turned into a belief in the table) is
+``unvouched-belief``. An incremental run takes the policy in force at the witnessed size from the
+witness state, so it trusts that item for the policy as it does for the chain head.
 
 What it does not stop: the witness state lives in the heads table, so an attacker who can also rewrite
 that item (and holds no signing key) is caught only by the signature and by an external copy of the
@@ -13,12 +18,14 @@ as an orphan, not as tampering.
 
 from __future__ import annotations
 
+import bisect
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from acx.core import log as logcore
 from acx.core import merkle
+from acx.core import review as review_rules
 from acx.core.checkpoint import CheckpointError, verify_checkpoint
 from acx.core.log import Entry
 from acx.core.package import PackageRef
@@ -134,6 +141,7 @@ def _verify(
     base = rng.copy()
     witnessed_range: merkle.CompactRange | None = base if start else None
     new_leaves: list[bytes] = []
+    vouch = _Vouching(_policy_at_start(store, ref, witness, start))
     by_seq: dict[int, Entry] = {}
     latest: dict[str, int] = {}
     expected_seq = start
@@ -155,6 +163,7 @@ def _verify(
             covered = by_seq.get(payload["covers"]["seq"])
             if covered is not None and covered.hash != payload["covers"]["hash"]:
                 raise _Broken(seq, "covers", f"{payload['operation']} entry covers a different entry")
+        vouch.see(entry)
         prev = entry.hash
         leaf = merkle.leaf_hash(bytes.fromhex(prev))
         rng.append_leaf_hash(leaf)
@@ -223,7 +232,7 @@ def _verify(
                 f"signed checkpoint (size {cp.size}) does not match the log (size {size})",
             )
 
-    _check_rows(store, ref, start, by_seq, latest, result)
+    _check_rows(store, ref, start, by_seq, latest, result, vouch)
 
     if update_witness and size and text is not None and (not witness or size >= w_size):
         store.put_witness(
@@ -235,6 +244,7 @@ def _verify(
                 "range": rng.to_hex(),
                 "checkpoint": text,
                 "verifiedAt": int(time.time()),
+                "review": vouch.policy_now,  # the policy in force at this size (next incremental run)
             },
         )
 
@@ -246,6 +256,7 @@ def _check_rows(
     by_seq: dict[int, Entry],
     latest: dict[str, int],
     result: VerifyResult,
+    vouch: _Vouching | None = None,
 ) -> None:
     rows = store.rows_by_key(ref, sorted(latest)) if start else list(store.all_rows(ref))
     seen: dict[str, int] = {}
@@ -276,6 +287,14 @@ def _check_rows(
             raise _Broken(
                 seq, "row-receipt-mismatch", f"{row.state} row {sk} points at a {entry.operation} entry"
             )
+        if vouch is not None and not isinstance(row, FileRow) and row.active and row.trust != "candidate":
+            if not vouch.vouched(entry):
+                raise _Broken(
+                    seq,
+                    "unvouched-belief",
+                    f"belief {sk} was entered as a {entry.payload.get('trust') or 'belief'} under policy "
+                    f"{vouch.policy_at(seq)} and no review approve covers its entry",
+                )
     result.rows = len(rows)
     orphans = [seq for key, seq in latest.items() if seen.get(key, -1) < seq]
     result.orphans = sorted(orphans)
@@ -283,6 +302,47 @@ def _check_rows(
     if versions is not None:
         for version in versions(ref):
             _check_version(version, by_seq, start)
+
+
+class _Vouching:
+    """What accounts for beliefs, gathered while the entries are read: the ``policy`` entries (seq ->
+    the policy from then on) and the entries a ``review`` approve covers."""
+
+    def __init__(self, policy: str | None) -> None:
+        self.changes: list[tuple[int, str | None]] = [(-1, policy)]
+        self.approved: set[int] = set()
+
+    def see(self, entry: Entry) -> None:
+        if entry.operation == "policy":
+            self.changes.append((entry.seq, review_rules.policy_of_hash(entry.content_hash) or "unknown"))
+        elif entry.operation == "review" and entry.payload.get("decision") == "approve" and entry.covers:
+            self.approved.add(entry.covers.seq)
+
+    @property
+    def policy_now(self) -> str | None:
+        return self.changes[-1][1]
+
+    def policy_at(self, seq: int) -> str | None:
+        """The policy in force when the entry at ``seq`` was written (set by an earlier entry)."""
+        return self.changes[bisect.bisect_left(self.changes, seq, key=lambda c: c[0]) - 1][1]
+
+    def vouched(self, entry: Entry) -> bool:
+        approved = entry.seq in self.approved
+        return review_rules.vouched(entry.payload.get("trust"), self.policy_at(entry.seq), approved)
+
+
+def _policy_at_start(store: Store, ref: PackageRef, witness: dict[str, Any] | None, start: int) -> str | None:
+    """The policy in force at entry ``start``: none set at 0; the witness's (``review``) for an
+    incremental run; else (a witness from before it carried one) the last ``policy`` entry before it."""
+    if not start:
+        return None
+    if witness is not None and "review" in witness:
+        return str(witness["review"]) if witness["review"] is not None else None
+    policy: str | None = None
+    for entry in store.entries(ref, 0, start):
+        if entry.operation == "policy":
+            policy = review_rules.policy_of_hash(entry.content_hash) or "unknown"
+    return policy
 
 
 def _check_version(v: VersionRow, by_seq: dict[int, Entry], start: int) -> None:

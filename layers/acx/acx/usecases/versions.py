@@ -17,7 +17,8 @@ from __future__ import annotations
 import base64
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -144,19 +145,9 @@ def _record_problems(record: Any) -> list[dict[str, str]]:
     return []
 
 
-def update(
-    deps: Deps,
-    tenant: str,
-    package: str,
-    actor: str,
-    record_id: str,
-    record: Any,
-    valid_from: str | None = None,
-) -> dict[str, Any]:
-    """Supersede memory ``record_id`` with ``record`` (the full record, same id), valid from
-    ``valid_from`` (None: the entry's record time). Every problem of the request is named in one 422."""
-    ref = _ref(deps, tenant, package, record_id)
-    require_unlocked(deps, tenant, package)
+def check_correction(record: Any, record_id: str, valid_from: str | None = None) -> dict[str, Any]:
+    """A corrected record as any write is checked: every problem of the record (and of ``valid_from``)
+    named in one 422, then the scrub gate (422 ``blocked``); the record with its artifactFingerprint."""
     problems: list[dict[str, str]] = []
     try:
         _check_record(record, "$.record", Limits())
@@ -173,10 +164,39 @@ def update(
     if problems:
         raise _invalid(problems)
     _gate([record])
-    record = {**record, "artifactFingerprint": artifact_fingerprint(record)}
+    return {**record, "artifactFingerprint": artifact_fingerprint(record)}
+
+
+@dataclass(frozen=True)
+class Correction:
+    """What a supersede of ``row`` by a checked record writes (:func:`correction`), with the checks
+    its commit repeats under the lease: the slot pointers read and the tombstone guard."""
+
+    write: RecordWrite
+    expected_slots: dict[str, str | None]
+    guard: Callable[[], None]
+
+
+def correction(deps: Deps, ref: PackageRef, row: LogRow, record: dict[str, Any], trust: str) -> Correction:
+    """The new version of ``row``'s memory: same id, tier and codebase (422 otherwise), content that
+    is no other memory (409 ``duplicate``), carrying the history a later forget tombstones."""
+    assert row.record is not None
+    try:
+        core.check_update(row.record, record)
+    except core.VersionError as exc:
+        raise _invalid([{"path": exc.path, "message": exc.message}]) from None
     (slot,) = slot_keys([record])
     keyer, near = deps.forget_keys, deps.near
-    knowledge = forgetting.knowledge_key(keyer, record.get("title"), record.get("summary"))
+    found = deps.log.lookup(ref, set(), {slot})
+    other = found.by_slot.get(slot)
+    if other is not None and other.id != row.id:
+        raise ServiceError(
+            409,
+            ERR_DUPLICATE,
+            f"the corrected text is already memory {other.id} (same content, tier and codebase): "
+            f"update or forget that memory instead",
+            "$.record",
+        )
 
     def guard() -> None:
         """Under the writer's lease: the correction must not be forgotten knowledge."""
@@ -184,12 +204,49 @@ def update(
         if hits:
             raise Forgotten(hits)
 
-    trust = entry_state(deps.log.policy(ref) or DEFAULT_POLICY, record)  # acx.core.review
+    write = RecordWrite(
+        record,
+        slot,
+        forgetting.knowledge_key(keyer, record.get("title"), record.get("summary")),
+        tuple(dict.fromkeys([*row.past_slots, *([row.slot] if row.slot else [])])),
+        tuple(row.past_ids),
+        tuple(dict.fromkeys([*row.past_keys, *([row.knowledge] if row.knowledge else [])])),
+        trust,
+    )
+    return Correction(write, found.pointers, guard)
+
+
+def forgotten_correction(exc: Forgotten) -> ServiceError:
+    """409 ``forgotten`` for a correction a tombstone refuses (nothing was written)."""
+    rules = ", ".join(sorted({h.rule for h in exc.hits}))
+    return ServiceError(
+        409,
+        ERR_FORGOTTEN,
+        f"the corrected text is forgotten knowledge (rule: {rules}): a forgotten memory stays "
+        "forgotten, and nothing was written. Correct it with text that is different knowledge",
+        extra={"forgotten": [h.to_dict() for h in exc.hits]},
+    )
+
+
+def update(
+    deps: Deps,
+    tenant: str,
+    package: str,
+    actor: str,
+    record_id: str,
+    record: Any,
+    valid_from: str | None = None,
+) -> dict[str, Any]:
+    """Supersede memory ``record_id`` with ``record`` (the full record, same id), valid from
+    ``valid_from`` (None: the entry's record time). Every problem of the request is named in one 422."""
+    ref = _ref(deps, tenant, package, record_id)
+    require_unlocked(deps, tenant, package)
+    record = check_correction(record, record_id, valid_from)
     for attempt in range(MAX_CONFLICT_RETRIES):
         row = _row(deps, ref, record_id)
-        assert row.record is not None
+        # read again on a retry: the commit refuses a belief the policy no longer admits (Conflict)
+        trust = entry_state(deps.log.policy(ref) or DEFAULT_POLICY, record)  # acx.core.review
         try:
-            core.check_update(row.record, record)
             if valid_from is not None:
                 core.check_end(_current_version(deps, ref, row), valid_from, _now(), "$.validFrom")
         except core.VersionError as exc:
@@ -197,45 +254,20 @@ def update(
         except Conflict:
             _retry(attempt)
             continue
-        found = deps.log.lookup(ref, set(), {slot})
-        other = found.by_slot.get(slot)
-        if other is not None and other.id != record_id:
-            raise ServiceError(
-                409,
-                ERR_DUPLICATE,
-                f"the corrected text is already memory {other.id} (same content, tier and codebase): "
-                f"update or forget that memory instead",
-                "$.record",
-            )
-        write = RecordWrite(
-            record,
-            slot,
-            knowledge,
-            tuple(dict.fromkeys([*row.past_slots, *([row.slot] if row.slot else [])])),
-            tuple(row.past_ids),
-            tuple(dict.fromkeys([*row.past_keys, *([row.knowledge] if row.knowledge else [])])),
-            trust,
-        )
+        fix = correction(deps, ref, row, record, trust)
         extra: tuple[tuple[str, str], ...] = (("validFrom", valid_from),) if valid_from is not None else ()
         if trust == "candidate":  # a correction enters as any write does: review first, by policy
             extra += (("trust", "candidate"),)
         try:
             result = deps.log.supersede(
-                ref, actor, write, row.seq, extra, expected_slots=found.pointers, guard=guard
+                ref, actor, fix.write, row.seq, extra, expected_slots=fix.expected_slots, guard=fix.guard
             )
         except Conflict:
             _retry(attempt)
             continue
         except Forgotten as exc:
-            rules = ", ".join(sorted({h.rule for h in exc.hits}))
-            raise ServiceError(
-                409,
-                ERR_FORGOTTEN,
-                f"the corrected text is forgotten knowledge (rule: {rules}): a forgotten memory stays "
-                "forgotten, and nothing was written. Correct it with text that is different knowledge",
-                extra={"forgotten": [h.to_dict() for h in exc.hits]},
-            ) from None
-        _index(deps, ref, lambda: deps.index().indexed(tenant, package, [record], {}, new_package=False))
+            raise forgotten_correction(exc) from None
+        index_after(deps, ref, lambda: deps.index().indexed(tenant, package, [record], {}, new_package=False))
         return {
             "id": record_id,
             "seq": result.from_seq,
@@ -245,7 +277,7 @@ def update(
     raise _contention()
 
 
-def _index(deps: Deps, ref: PackageRef, hook: Any) -> None:
+def index_after(deps: Deps, ref: PackageRef, hook: Any) -> None:
     """Run a search index hook after the commit; a failure drops the index (the next search rebuilds
     it from the log) and never fails the acknowledged write."""
     try:
@@ -298,7 +330,7 @@ def invalidate(
         except Conflict:
             _retry(attempt)
             continue
-        _index(deps, ref, lambda: deps.index().forgotten(tenant, package, record_id))
+        index_after(deps, ref, lambda: deps.index().forgotten(tenant, package, record_id))
         return {
             "id": record_id,
             "seq": result.from_seq,

@@ -192,3 +192,51 @@ def test_validity_of_changed_rom_memories_travels_in_a_bound_rom_file(tmp_path: 
     _build(unchanged, signer, validity_of=lambda rid: {**validity_of("m-0"), "memoryId": rid})
     with CartridgeReader(unchanged) as r:
         assert validity.read(r) is None
+
+
+class _Axes:
+    """An engine other than the reference: one axis per word of a tiny vocabulary."""
+
+    id = "test-axes-4"
+    dim = 4
+    lexical = False
+    words = ("lesson", "retry", "backoff", "deploy")
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [[float(text.count(w)) + 0.5 for w in self.words] for text in texts]
+
+
+def _vectors(path: Path) -> dict[str, tuple[float, ...]]:
+    import sqlite3
+    import struct
+
+    db = sqlite3.connect(path)
+    try:
+        rows = db.execute("SELECT memory_id, embedding FROM vectors").fetchall()
+    finally:
+        db.close()
+    return {rid: struct.unpack(f"<{len(blob) // 4}f", blob) for rid, blob in rows}
+
+
+def test_a_cartridges_vectors_are_tagged_with_the_engine_that_made_them(tmp_path: Path) -> None:
+    import struct
+
+    from acx.core.embedding import embed_record
+
+    _build(tmp_path / "hash.acx", LocalEd25519Signer())
+    with CartridgeReader(tmp_path / "hash.acx") as r:
+        assert r.embedding_engine() == {"id": "local-hash-128", "dim": 128}
+        payloads = {m["id"]: m for m in r.memory_records()}
+    # The reference engine's vectors of the exported payloads (title + blank line + summary), as
+    # float32: what an ACX consumer recomputes bit for bit.
+    expected = {
+        rid: struct.unpack("<128f", struct.pack("<128f", *embed_record(p))) for rid, p in payloads.items()
+    }
+    assert _vectors(tmp_path / "hash.acx") == expected and len(expected) == 3
+    _build(tmp_path / "axes.acx", LocalEd25519Signer(), engine=_Axes())
+    with CartridgeReader(tmp_path / "axes.acx") as r:
+        assert r.embedding_engine() == {"id": "test-axes-4", "dim": 4}
+        assert evaluate(tmp_path / "axes.acx").verdict == "portable"  # the tag is signed meta
+    assert _vectors(tmp_path / "axes.acx")["m-0"] == (1.5, 1.5, 1.5, 0.5)  # "lesson 0\n\nretry with backoff"
+    _build(tmp_path / "none.acx", LocalEd25519Signer(), vectors=False)
+    assert _vectors(tmp_path / "none.acx") == {}

@@ -16,19 +16,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acx.core.scrub import engine, generic, scan_text
+from acx.core.scrub import MIN_SECRET_LEN, engine, generic, scan_any, scan_text
 from acx.core.scrub.engine import BLOCK, WARN, _check_value, _keyword_at_word_edge, compiled
 from acx.core.scrub.rules import RULES
+from tests.unit.core.scrub.conftest import RANDOM_RUN_27, named
 from tests.unit.core.scrub.test_triggers import cases
 
 TWITTER_BEARER = (
     "AAAAAAAAAAAAAAAAAAAAAMLheAAAAAAAA0%2BuSeid%2BULvsea4JtiGRiSDSJSI%3D"
     "EUifiRBkKG5E2XzMDjRfl76ZC9Ub0wnz4XsNiRVBChTYbJcE3F"
 )
-
-
-def _named(text: str) -> list[tuple[str, int]]:
-    return [(f.rule, f.offset) for f in scan_text(text)]
 
 
 @pytest.mark.parametrize("zeros", [300, 600, 3000, 30000])
@@ -39,9 +36,9 @@ def test_a_base64_blob_with_a_long_run_of_zero_bytes_is_clean(zeros: int) -> Non
     tail = bytes(range(1, 40)) * 3
     inner = base64.b64encode(b"\x89PNG header" + bytes(zeros) + tail).decode()
     leading = base64.b64encode(bytes(zeros) + tail).decode()
-    assert _named(f"icon: data:image/png;base64,{inner}") == []
-    assert _named(f"icon: data:image/png;base64,{leading}") == []
-    assert _named("pad: " + "A" * zeros + "==") == []
+    assert named(f"icon: data:image/png;base64,{inner}") == []
+    assert named(f"icon: data:image/png;base64,{leading}") == []
+    assert named("pad: " + "A" * zeros + "==") == []
 
 
 @pytest.mark.parametrize("template", ["{}", "x {}", 'token = "{}"', "Authorization=Bearer {}"])
@@ -49,20 +46,20 @@ def test_a_twitter_bearer_token_is_still_named_wherever_it_stands(template: str)
     """A real bearer token (21 A, then its random part) is named by its rule at its own offset, at the
     start of a text and after any separator, and so is one following a long A run's separator."""
     text = template.format(TWITTER_BEARER)
-    assert ("twitter-bearer-token", text.index("AAAA")) in _named(text)
+    assert ("twitter-bearer-token", text.index("AAAA")) in named(text)
 
 
 def test_a_twitter_bearer_token_after_a_zero_blob_is_named() -> None:
     """The zero-byte run before it does not hide a token standing after it (each is its own candidate)."""
     blob = base64.b64encode(bytes(3000)).decode()
     text = f"{blob} {TWITTER_BEARER}"
-    assert _named(text) == [("twitter-bearer-token", len(blob) + 1)]
+    assert named(text) == [("twitter-bearer-token", len(blob) + 1)]
 
 
 def test_a_random_run_of_a_after_the_21_is_still_a_token() -> None:
     """Only a value made of nothing but ``A`` is excused: 21 A and any random rest is a token."""
     rest = (hashlib.sha256(b"twitter").hexdigest() * 2)[:90]
-    assert _named(f"x {'A' * 21}{rest}") == [("twitter-bearer-token", 2)]
+    assert named(f"x {'A' * 21}{rest}") == [("twitter-bearer-token", 2)]
 
 
 @pytest.mark.parametrize("name", ["myZendeskSecret", "apiZendeskSecret", "zendesk_secret", "ZENDESK_SECRET"])
@@ -70,7 +67,7 @@ def test_a_keyword_starting_a_camel_case_word_with_z_is_the_keyword(name: str) -
     """``myZendeskSecret``: a capital after a lowercase letter starts a new camel-case word, Z included,
     so the Zendesk keyword there is at a word edge and its rule names the value."""
     value = hashlib.sha256(b"zendesk").hexdigest()[:40]
-    assert _named(f"{name} = {value}") == [("zendesk-secret-key", len(name) + 3)]
+    assert named(f"{name} = {value}") == [("zendesk-secret-key", len(name) + 3)]
 
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -253,39 +250,37 @@ def test_a_weak_value_after_a_keyword_is_not_named(value: str) -> None:
 PASSWORD = "Xk9mQ2vL7pRt4Wz"
 
 
-@pytest.mark.parametrize(
-    ("command", "named"),
-    [
-        (f"curl -u admin:{PASSWORD} https://api.example", True),
-        (f"curl -u admin:{PASSWORD[:7]}:{PASSWORD[7:]} https://api.example", True),  # a colon in it
-        (f'curl -u ":{PASSWORD}" https://api.example', True),  # no user
-        (f'curl -u "{PASSWORD}:" https://api.example', True),  # the password given as the user
-        (f"curl -u <username>:{PASSWORD} https://api.example", False),  # template syntax
-        ("curl -u admin:<password> https://api.example", False),
-        ("curl -u admin:$PASSWORD https://api.example", False),
-        ("curl -u admin:{password} https://api.example", False),
-        ("curl -u admin:[password] https://api.example", False),
-        ("curl -u admin:password https://api.example", False),
-    ],
-)
-def test_curl_user_and_password(command: str, named: bool) -> None:
-    text = f"run: {command}"
-    assert ("curl-auth-user" in {r for r, _ in _rules_at(text)}) is named, _rules_at(text)
+CURL = "curl-auth-user"
+MYSQL = "mysql-cli-password"
 
 
 @pytest.mark.parametrize(
-    ("command", "named"),
+    ("rule", "command", "named"),
     [
-        (f"mysql -u root -p{PASSWORD} shop", True),
-        ("mysql -u root -p$DB_PASSWORD shop", False),
-        ("mysql -u root -p{{db_password}} shop", False),
-        ("mysql -u root -p%DB_PASSWORD% shop", False),
-        ("mysql -u root -ppassword shop", False),
+        (CURL, f"curl -u admin:{PASSWORD} https://api.example", True),
+        (CURL, f"curl -u admin:{PASSWORD[:7]}:{PASSWORD[7:]} https://api.example", True),  # a colon in it
+        (CURL, f'curl -u ":{PASSWORD}" https://api.example', True),  # no user
+        (CURL, f'curl -u "{PASSWORD}:" https://api.example', True),  # the password given as the user
+        (CURL, f"curl -u <username>:{PASSWORD} https://api.example", False),  # template syntax
+        (CURL, "curl -u admin:<password> https://api.example", False),
+        (CURL, "curl -u admin:$PASSWORD https://api.example", False),
+        (CURL, "curl -u admin:{password} https://api.example", False),
+        (CURL, "curl -u admin:[password] https://api.example", False),
+        (CURL, "curl -u admin:password https://api.example", False),
+        (MYSQL, f"mysql -u root -p{PASSWORD} shop", True),
+        (MYSQL, "mysql -u root -p$DB_PASSWORD shop", False),
+        (MYSQL, "mysql -u root -p{{db_password}} shop", False),
+        (MYSQL, "mysql -u root -p%DB_PASSWORD% shop", False),
+        (MYSQL, "mysql -u root -ppassword shop", False),
     ],
 )
-def test_a_command_line_password_must_be_a_literal_secret(command: str, named: bool) -> None:
+def test_a_password_on_a_command_line_is_named_only_when_it_is_a_literal(
+    rule: str, command: str, named: bool
+) -> None:
+    """``curl -u user:password`` and ``mysql -p<password>``: a literal is named by the command's rule;
+    template syntax, a variable or the bare word ``password`` is not."""
     text = f"run: {command}"
-    assert ("mysql-cli-password" in {r for r, _ in _rules_at(text)}) is named, _rules_at(text)
+    assert (rule in {r for r, _ in _rules_at(text)}) is named, _rules_at(text)
 
 
 HEADER = "-----BEGIN RSA PRIVATE KEY-----"
@@ -444,6 +439,80 @@ def test_a_generic_hit_inside_a_long_specific_one_is_dropped_past_a_shorter_one(
     assert engine._dedupe(list(touching)) == sorted(touching, key=lambda sp: sp[1])
 
 
+# --- the shortest buffer that is scanned (scan_bytes) ---------------------------------------------
+
+
+def test_a_buffer_of_exactly_the_minimum_length_is_scanned() -> None:
+    """``MIN_SECRET_LEN`` bytes can hold a secret assignment (``pwd=`` and four characters): it is
+    scanned and blocked; one byte fewer cannot hold a secret and is not judged."""
+    assert MIN_SECRET_LEN == 8
+    shortest = "pwd=Zq8L"
+    assert len(shortest.encode()) == MIN_SECRET_LEN
+    assert named(shortest) == [("secret-assignment", 4)]
+    assert scan_any(shortest).blocked
+    assert named(shortest + " ") == [("secret-assignment", 4)]
+    assert named(shortest[:-1]) == []
+
+
+def test_a_text_under_two_bytes_holds_nothing_to_report() -> None:
+    assert scan_text("a", forbidden=["a"]) == []
+    assert [(f.rule, f.offset) for f in scan_text("ab", forbidden=["AB"])] == [("forbidden-literal", 0)]
+
+
+# --- a token running on into a mask is a redacted example (_check_value) --------------------------
+
+
+@pytest.mark.parametrize("mask", ["####", "****", "...."])
+def test_a_token_that_runs_on_into_a_mask_is_a_redacted_example(mask: str) -> None:
+    """``xoxb-...-####``: documentation shows the token's shape and masks the rest; the same token
+    without the mask, or with the mask after a space (two separate words), is a secret."""
+    token = "xoxb-1234567890-1234567890123-" + RANDOM_RUN_27
+    assert named(token) == [("slack-bot-token", 0)]
+    assert named(token + "-" + mask) == []
+    assert named(f"token: {token}-{mask} (redacted)") == []
+    assert named(token + " " + mask) == [("slack-bot-token", 0)]
+
+
+# --- a keyword ending inside the next camel-case word (_keyword_at_word_edge) ---------------------
+
+
+def test_a_keyword_that_ends_inside_the_next_camel_case_word_is_not_the_keyword() -> None:
+    """``sumOfIds``: ``sumo`` is not the Sumo Logic keyword there; ``sumoId``/``SUMO`` are."""
+    value = "suZq8Lm3Xv9Rt2"
+    assert named(f"sumOfIds = {value}") == []
+    assert named(f"sumoId = {value}") == [("sumologic-access-id", 9)]
+    assert named(f"SUMO = {value}") == [("sumologic-access-id", 7)]
+
+
+@pytest.mark.parametrize("name", ["sumOauthIds", "sumOfIds", "sumOzoneIds"])
+def test_a_keyword_ending_inside_a_camel_case_word_from_a_to_z_is_not_the_keyword(name: str) -> None:
+    """``sumOauthIds``: the capital O starts the next camel-case word whatever lowercase letter follows
+    it (``a`` and ``z`` included), so ``sumo`` there is not the Sumo Logic keyword; ``sumoAuth`` is."""
+    value = "suZq8Lm3Xv9Rt2"
+    assert named(f"{name} = {value}") == []
+    assert named(f"sumoAuth = {value}") == [("sumologic-access-id", 11)]
+
+
+# --- every trigger matching at one position is tried (RE2 reports one alternative) ----------------
+
+
+LOB_LIVE_PUB = "live_pub_" + hashlib.sha256(b"lob").hexdigest()[:31]
+
+
+def test_a_live_lob_publishable_key_is_named_by_its_rule() -> None:
+    """A live Lob publishable key is named by its own rule, as the test one is, though gocardless' regex
+    trigger ``live_[a-z0-9_=-]{4}`` matches at the same position."""
+    assert named(f"k {LOB_LIVE_PUB}") == [("lob-pub-api-key", 2)]
+
+
+def test_a_live_lob_secret_key_is_named_though_gocardless_trigger_matches_there_too() -> None:
+    """``live_`` + hex matches gocardless' regex trigger and Lob's, and RE2 reports one alternative
+    per position: the later trigger is tried too, so a live Lob secret key is named."""
+    key = "live_" + "0123456789abcdef" * 2 + "012"
+    assert named(f"lob_key = {key}") == [("lob-api-key", 10)]
+    assert named(f"test key {key.replace('live_', 'test_')}") == [("lob-api-key", 9)]
+
+
 # --- the differential: prefiltered against unfiltered (slowest, last) -----------------------------
 
 
@@ -493,10 +562,6 @@ def test_the_gitleaks_corpus_matches_the_unfiltered_scan() -> None:
 _PROSE = "Ask the admin. See the vault."
 
 
-def _rules(text: str) -> list[tuple[str, int]]:
-    return [(f.rule, f.offset) for f in scan_text(text)]
-
-
 @pytest.mark.parametrize(
     ("template", "rule"),
     [
@@ -507,10 +572,10 @@ def _rules(text: str) -> list[tuple[str, int]]:
     ],
 )
 def test_a_quoted_sentence_is_prose_and_a_quoted_token_is_a_secret(template: str, rule: str) -> None:
-    assert _rules(template.format(v=_PROSE)) == []
+    assert named(template.format(v=_PROSE)) == []
     # The same place with a drawn value blocks, at the value: the rule does reach this text.
     secret = template.format(v="k7Qz9pLm2Xw4")
-    assert _rules(secret) == [(rule, secret.index("k7Qz"))]
+    assert named(secret) == [(rule, secret.index("k7Qz"))]
 
 
 @pytest.mark.parametrize("tail", [",", "]", "}"])
@@ -518,6 +583,6 @@ def test_a_quoted_sentence_is_prose_and_a_quoted_token_is_a_secret(template: str
 def test_a_curl_password_is_judged_with_the_punctuation_glued_to_it(password: str, tail: str) -> None:
     # Without the glued character the password is a word / a short number: not judged a secret.
     plain = f"curl -u ci:{password} https://example.com/x"
-    assert _rules(plain) == []
+    assert named(plain) == []
     glued = f"curl -u ci:{password}{tail} https://example.com/x"
-    assert _rules(glued) == [("curl-auth-user", glued.index("ci:"))]
+    assert named(glued) == [("curl-auth-user", glued.index("ci:"))]

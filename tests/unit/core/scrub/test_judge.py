@@ -17,6 +17,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from acx.core.scrub import judge, scan_text, shannon_entropy
+from tests.unit.core.scrub.conftest import named
 
 # Every word the placeholder judgement has ever known: none of them, inside a value, may open the gate.
 WORDS = (
@@ -159,21 +160,17 @@ def test_plain_words_are_a_reference_not_a_literal(value: bytes, words: bool) ->
     assert judge.is_reference_or_words(value, True) is words
 
 
-def _rules(text: str) -> list[tuple[str, int]]:
-    return [(f.rule, f.offset) for f in scan_text(text)]
-
-
 @pytest.mark.parametrize("value", ["hQzkWpLs", "QmZkWrPx", "vKdNwQpT", "kpZQmwVr", "Wq7Lm3Xv9", "zq8Lm3Xv1"])
 @pytest.mark.parametrize("name", ["db_password", "client_secret", "smtp_pass"])
 def test_a_short_random_password_blocks_at_its_value(name: str, value: str) -> None:
     """Eight or nine random letters (digits in any order or none) are a password, not a stand-in."""
-    assert _rules(f'{name}: "{value}"\n') == [("secret-assignment", len(name) + 3)]
+    assert named(f'{name}: "{value}"\n') == [("secret-assignment", len(name) + 3)]
 
 
 @pytest.mark.parametrize("value", ["abcde12345", "AbCeFG123", "abcdefg", "bdfhkmp2468", "acegi13579"])
 def test_a_value_typed_along_the_alphabet_is_a_stand_in(value: str) -> None:
     """Letters rising (and digits rising with them): typed, not drawn."""
-    assert _rules(f'db_password: "{value}"\n') == []
+    assert named(f'db_password: "{value}"\n') == []
     assert judge.is_placeholder(value.encode())
 
 
@@ -190,7 +187,7 @@ def test_the_alphabet_order_check_is_strict_only() -> None:
 )
 def test_a_value_equal_to_its_own_name_is_a_stand_in(text: str) -> None:
     """``ACCESS_TOKEN=ACCESS_TOKEN``: the name repeated as its value (an env template), no secret."""
-    assert _rules(text) == []
+    assert named(text) == []
     name, value = text.replace('"', "").replace(":", "=").strip().split("=")
     assert judge.is_placeholder(value.strip().encode(), name.strip().encode())
 
@@ -200,7 +197,7 @@ def test_a_bare_token_name_given_a_random_value_with_one_digit_blocks_as_an_assi
     single digit is one (random by its case flips and entropy), named as an assignment as well."""
     value = b"Zq8LmXvRtWpNyKbQaHcdLmQzXv"
     assert judge.token_like(value)
-    assert _rules(f'token = "{value.decode()}"\n') == [("high-entropy", 9), ("secret-assignment", 9)]
+    assert named(f'token = "{value.decode()}"\n') == [("high-entropy", 9), ("secret-assignment", 9)]
 
 
 @pytest.mark.parametrize("value", ["Deploy-202406-Review", "Ubuntu-2204-Server", "Policy-123456-Update"])
@@ -208,23 +205,23 @@ def test_words_around_a_number_are_no_token(value: str) -> None:
     """Two six-letter words around a date or build number name a thing (an identifier), so a bare
     ``token``/``key`` given one discloses nothing."""
     assert not judge.token_like(value.encode())
-    assert _rules(f'token = "{value}"\n') == []
-    assert _rules(f"key: {value}\n") == []
+    assert named(f'token = "{value}"\n') == []
+    assert named(f"key: {value}\n") == []
 
 
 def test_a_random_run_split_in_two_16_character_pieces_blocks() -> None:
     """``-`` splits ids into short pieces (``my-stack-Api-1A2B3C``); a random run whose longest piece
     is 16 characters is still random, and blocks from its first byte."""
     assert judge.looks_random(b"Zq8Lm3Xv9Rt2Wp7N-y4Kb9Qa5Hc0d2Lm5")
-    assert _rules("Zq8Lm3Xv9Rt2Wp7N-y4Kb9Qa5Hc0d2Lm5\n") == [("high-entropy", 0)]
+    assert named("Zq8Lm3Xv9Rt2Wp7N-y4Kb9Qa5Hc0d2Lm5\n") == [("high-entropy", 0)]
     assert not judge.looks_random(b"Zq8Lm3Xv9Rt2Wp7-Ny4Kb9Qa5Hc0d2L")
-    assert _rules("Zq8Lm3Xv9Rt2Wp7-Ny4Kb9Qa5Hc0d2L\n") == []
+    assert named("Zq8Lm3Xv9Rt2Wp7-Ny4Kb9Qa5Hc0d2L\n") == []
 
 
 def test_a_lower_case_random_run_of_exactly_20_characters_blocks() -> None:
     """20 characters is the shortest run judged: a one-case random draw of that length blocks."""
     assert judge.looks_random_lower(b"h9eco54ny4xb6xq8mrl8")
-    assert _rules("id h9eco54ny4xb6xq8mrl8\n") == [("high-entropy", 3)]
+    assert named("id h9eco54ny4xb6xq8mrl8\n") == [("high-entropy", 3)]
     assert not judge.looks_random_lower(b"h9eco54ny4xb6xq8mrl")
 
 
@@ -239,14 +236,14 @@ def test_the_entropy_of_nothing_is_zero_bits() -> None:
 def test_a_typed_stand_in_with_one_separator_is_still_a_stand_in(value: str) -> None:
     """``abcde-12345``: one separator between the rising letters and digits changes nothing."""
     assert judge.is_placeholder(value.encode())
-    assert _rules(f'db_password: "{value}"\n') == []
+    assert named(f'db_password: "{value}"\n') == []
 
 
 @pytest.mark.parametrize("value", ["Wait! Ask ops.", "Ask ops! Not here.", "Gone. Ask Bob."])
 def test_a_quoted_sentence_is_words_not_a_password(value: str) -> None:
     """A quoted value of plain words, each with its own punctuation, is a note, not a secret."""
     assert judge.is_reference_or_words(value.encode(), True)
-    assert _rules(f'password: "{value}"\n') == []
+    assert named(f'password: "{value}"\n') == []
 
 
 def _lower36(n: int) -> str:
@@ -265,14 +262,14 @@ def _lower36(n: int) -> str:
 def test_a_lower_case_random_run_up_to_256_characters_blocks(n: int) -> None:
     run = _lower36(n)
     assert judge.looks_random_lower(run.encode())
-    assert _rules(f"k {run}") == [("high-entropy", 2)]
+    assert named(f"k {run}") == [("high-entropy", 2)]
 
 
 def test_a_lower_case_run_of_20_that_changes_class_6_times_is_random() -> None:
     """``qwzkxm482vbntj73hgf5``: six letter/digit runs in 20 characters, all distinct, is the fewest
     flips a random one-case draw of that length is allowed; five runs read as an identifier."""
     assert judge.looks_random_lower(b"qwzkxm482vbntj73hgf5")
-    assert _rules("id qwzkxm482vbntj73hgf5\n") == [("high-entropy", 3)]
+    assert named("id qwzkxm482vbntj73hgf5\n") == [("high-entropy", 3)]
     assert not judge.looks_random_lower(b"qwzkxm482vbntj73hgfp")
 
 
@@ -774,3 +771,71 @@ def test_strict_stand_in_runs_are_6_digits_or_7_letters_in_order(value: bytes, s
 )
 def test_loose_mask_runs_are_as_long_as_stated(value: bytes, stand_in: bool) -> None:
     assert judge.is_placeholder(value, strict=False) is stand_in
+
+
+# --- stand-ins typed along the alphabet (is_placeholder) ------------------------------------------
+
+
+@pytest.mark.parametrize("run", ["abcdefg", "nopqrst", "tuvwxyz", "TUVWXYZ"])
+def test_a_token_holding_seven_letters_in_alphabet_order_is_a_stand_in(run: str) -> None:
+    """``ghp_...tuvwxyz...``: seven letters in alphabet order (in any case, the alphabet's last seven
+    included) are typed, not drawn, so a token of the right shape holding them is not blocked; the same
+    token with its last letter out of order is."""
+    token = "ghp_Zq8Lm3Xv9R" + run + "Wp7Ny4Kb9Qa5Hc0d2Lm"
+    assert named(f"key {token} end") == []
+    drawn = "ghp_Zq8Lm3Xv9R" + run[:6] + "A" + "Wp7Ny4Kb9Qa5Hc0d2Lm"
+    assert named(f"key {drawn} end") == [("github-pat", 4)]
+
+
+def test_a_five_letter_alphabet_run_with_rising_digits_is_a_stand_in_four_is_not() -> None:
+    """``abcde123`` is typed along the keyboard, not drawn: a password set to it passes. Four letters
+    in order (``abcd1234``) happen in random draws too often to excuse."""
+    assert named("password = abcde123") == []
+    assert named("password = abcdf123") == []  # still rising
+    assert ("secret-assignment", 11) in named("password = abcd1234")
+    assert ("secret-assignment", 11) in named("password = Zbcde123")
+
+
+# --- a one-case run that changes class often is random (looks_random_lower) -----------------------
+
+
+def test_a_lowercase_random_run_with_six_class_changes_is_random() -> None:
+    """A 20-character lowercase letters-and-digits draw flips between letters and digits every few
+    characters; six flips in 20 characters is random, an identifier flips once or twice."""
+    run = "8pecfikk8nrv6qxvvhsp"
+    assert len(run) == 20
+    assert named(run) == [("high-entropy", 0)]
+    assert named("python311mem00001234") == []
+
+
+# --- token shapes at their bounds (token_like, alnum_token, is_wordy) -----------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [b"2024-01-15T10:30:00", b"1234-5678-9012-3456", b"+1-202-555-0173-99", b"2024-01-15_10-30-00_0001"],
+)
+def test_digits_and_separators_without_four_letters_are_not_token_like(value: bytes) -> None:
+    # token_like's contract: letters AND digits (or random). A timestamp or a card-like number has
+    # digits but fewer than four letters.
+    assert not judge.token_like(value)
+
+
+def test_four_letters_and_four_digits_make_a_token_shape() -> None:
+    assert judge.token_like(b"ab12-cd34-5678-9012")
+    assert not judge.token_like(b"a112-c934-5678-9012")  # three letters
+
+
+@pytest.mark.parametrize(
+    ("value", "token"), [(b"cz80juk3z9", True), (b"q7wx2mzk4r", True), (b"cz80juk3z", False)]
+)
+def test_an_alnum_token_is_ten_characters_at_least(value: bytes, token: bool) -> None:
+    """``the token is cz80juk3z9``: ten mixed letters and digits are already a token; nine are not."""
+    assert judge.alnum_token(value) is token
+
+
+@pytest.mark.parametrize(("value", "wordy"), [(b"DEPLOYTOKEN", True), (b"DEPLOYSECRET", False)])
+def test_an_upper_case_word_of_eleven_letters_is_a_word_twelve_are_a_draw(value: bytes, wordy: bool) -> None:
+    """``DEPLOYTOKEN`` (11 capitals) reads as a word; from 12 capitals on, a run without digits is a
+    base32 draw (``AKIAAVIHWGUCPXMMZTBE``), not a word."""
+    assert judge.is_wordy(value) is wordy

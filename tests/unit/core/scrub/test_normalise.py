@@ -11,8 +11,7 @@ import regex
 
 from acx.core.scrub import scan_text
 from acx.core.scrub.normalise import _IGNORABLE_RANGES, NormaliseBudget, is_ignorable, normalise_bytes
-
-GITHUB_PAT = "ghp_Zq8Lm3Xv9Rt2Wp7Ny4Kb9Rt2Wp7Qa5Hc0d12"
+from tests.unit.core.scrub.conftest import GITHUB_PAT, named
 
 # The first and last code point of each Default_Ignorable_Code_Point range.
 IGNORABLE_EDGES = [
@@ -168,3 +167,101 @@ def test_runs_that_normalise_to_themselves_do_not_count_against_the_budget() -> 
     assert norm.data == ("caf\u00e9 " * 600 + "token").encode()
     k = norm.data.index(b"ken")
     assert norm.original_offset(k) == text.encode().index(b"ken")
+
+
+# --- an invisible code point inside a token does not hide it --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "LEFT-TO-RIGHT EMBEDDING",  # U+202A, first of the bidi embedding controls
+        "RIGHT-TO-LEFT OVERRIDE",  # U+202E, the last
+        "HANGUL FILLER",  # U+3164
+        "SOFT HYPHEN",
+        "ZERO WIDTH SPACE",
+        "ZERO WIDTH NO-BREAK SPACE",
+    ],
+)
+def test_an_invisible_code_point_inside_a_token_does_not_hide_it(name: str) -> None:
+    """Default-ignorable code points (Unicode's Default_Ignorable_Code_Point) render as nothing: one
+    inside a GitHub token leaves it a GitHub token, reported at the token's original offset."""
+    import unicodedata
+
+    hidden = unicodedata.lookup(name)
+    token = "ghp_" + "Zq8Lm3Xv9Rt2Wp7Ny4Kb9Rt2Wp7Ny4Kb9Rt2"
+    assert len(token) == 40
+    text = f"use {token[:10]}{hidden}{token[10:]} here"
+    assert [(f.rule, f.offset) for f in scan_text(text)][:1] == [("github-pat", 4)]
+
+
+@pytest.mark.parametrize("cp", [0xFE00, 0xFE0F])
+def test_a_variation_selector_inside_a_token_does_not_hide_it(cp: int) -> None:
+    """An invisible VARIATION SELECTOR typed into a GitHub token is removed before matching, so the
+    token is still named by its own rule at its own offset (not left to the generic entropy check)."""
+    hidden = GITHUB_PAT[:10] + chr(cp) + GITHUB_PAT[10:]
+    assert named(f"key {GITHUB_PAT} end") == [("github-pat", 4)]
+    assert named(f"key {hidden} end") == [("github-pat", 4)]
+
+
+# --- which code points are ignorable, at the edges of their ranges (is_ignorable) -----------------
+
+
+@pytest.mark.parametrize("cp", [0xFE00, 0xFE07, 0xFE0F])
+def test_every_variation_selector_is_ignorable(cp: int) -> None:
+    """U+FE00..U+FE0F (VARIATION SELECTOR-1..16) are default-ignorable, the first one included:
+    normalisation drops them, and the characters either side of the block are kept."""
+    assert is_ignorable(chr(cp))
+    norm = normalise_bytes(f"a{chr(cp)}b".encode())
+    assert norm is not None and norm.data == b"ab"
+    assert not is_ignorable("\ufdff") and not is_ignorable("\ufe10")
+
+
+@pytest.mark.parametrize("cp", [0x061C, 0x115F, 0x1160])
+def test_the_arabic_letter_mark_and_the_hangul_fillers_are_ignorable(cp: int) -> None:
+    """U+061C ARABIC LETTER MARK, U+115F HANGUL CHOSEONG FILLER and U+1160 HANGUL JUNGSEONG FILLER are
+    Default_Ignorable_Code_Points: dropped by normalisation, so one typed into a GitHub token does not
+    hide it from its own rule."""
+    assert is_ignorable(chr(cp))
+    norm = normalise_bytes(f"a{chr(cp)}b".encode())
+    assert norm is not None and norm.data == b"ab"
+    hidden = GITHUB_PAT[:10] + chr(cp) + GITHUB_PAT[10:]
+    assert named(f"key {hidden} end") == [("github-pat", 4)]
+
+
+@pytest.mark.parametrize("cp", [0x061B, 0x061D, 0x115E, 0x1161])
+def test_the_characters_next_to_those_ranges_are_kept(cp: int) -> None:
+    """ARABIC SEMICOLON, ARABIC END OF TEXT MARK, HANGUL CHOSEONG TIKEUT-RIEUL and HANGUL JUNGSEONG A
+    are visible characters, not default-ignorable: normalisation keeps them."""
+    assert not is_ignorable(chr(cp))
+    norm = normalise_bytes(f"a{chr(cp)}b".encode())
+    assert norm is None or norm.data == f"a{chr(cp)}b".encode()
+
+
+def test_visible_neighbours_of_the_invisible_ranges_are_kept() -> None:
+    """U+3163 (HANGUL LETTER I) and U+2029 (PARAGRAPH SEPARATOR) are visible or break text: they are
+    not removed, so they keep splitting what they split."""
+    from acx.core.scrub.normalise import is_ignorable
+
+    assert is_ignorable("\u3164") and is_ignorable("\u202a") and is_ignorable("\u202e")
+    assert not is_ignorable("\u3163") and not is_ignorable("\u3165")
+    assert not is_ignorable("\u2029") and not is_ignorable("\u202f")
+
+
+# --- the normalisation budget, as a client sees it ------------------------------------------------
+
+
+def test_changed_non_ascii_runs_are_allowed_up_to_256_plus_one_per_64_bytes() -> None:
+    """An 8,320-byte buffer may hold 256 + 8320 // 64 = 386 runs that normalisation changes (full-width
+    letters here); one more is refused as ``scan-budget`` rather than normalised."""
+    n = 8320
+
+    def buffer(runs: int) -> str:
+        body = "\uff21 " * runs
+        pad = n - len(body.encode())
+        text = body + "x" * (pad % 5) + "word " * (pad // 5)
+        assert len(text.encode()) == n
+        return text
+
+    assert named(buffer(386)) == []
+    assert named(buffer(387)) == [("scan-budget", 0)]

@@ -1,18 +1,32 @@
-"""Scrub gate: every rule fires, reports never echo the secret, look-alikes pass, CLI exit codes."""
+"""The scrub gate's public API (acx.core.scrub): every rule fires, reports never echo the secret,
+look-alikes pass, the document walker reaches every accepted shape and reports each finding at its own
+string, path and offset, raw JSON is split and proven clean, and each string has its own budget.
+
+The ``acx scrub`` command's tests are in tests/unit/cli/test_scrub.py.
+"""
 
 from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from acx.cli import offline_scrub
 from acx.core import scrub
-from acx.core.scrub import Finding, ScrubReport, scan_any, scan_bundle, scan_record, scan_text
+from acx.core.scrub import (
+    Finding,
+    ScrubReport,
+    scan_any,
+    scan_bundle,
+    scan_raw_json_fast,
+    scan_record,
+    scan_text,
+    split_raw_json,
+)
+from tests.unit.core.scrub.conftest import GITHUB_PAT
 
 # Fake, format-valid values (never real credentials), one or more per rule.
 A36 = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -316,75 +330,6 @@ def test_key_value_secret_is_caught_by_fast_raw_path() -> None:
     assert scrub.scan_raw_json_fast(raw) is False
 
 
-def run_cli(*argv: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "acx.cli.main", "scrub", *argv], input=stdin, capture_output=True, timeout=60
-    )
-
-
-def test_cli_exit_codes_and_output(tmp_path) -> None:
-    clean = tmp_path / "clean.json"
-    clean.write_text(json.dumps([{"id": "a", "summary": "token bucket, fixed in 3f2a9c1"}]))
-    dirty = tmp_path / "dirty.json"
-    dirty.write_text(json.dumps({"records": [{"id": "a", "summary": "k " + SECRETS["npm-access-token"]}]}))
-    text = tmp_path / "notes.md"
-    text.write_text("# Notes\n\nsee /home/alice/x\n")
-    bad = tmp_path / "bad.bin"
-    bad.write_bytes(b"\xff\xfe\x00garbage")
-
-    ok = run_cli(str(clean))
-    assert ok.returncode == 0, ok.stderr
-    assert json.loads(ok.stdout) == {"blocked": False, "findings": [], "warnings": []}
-
-    blocked = run_cli(str(dirty))
-    assert blocked.returncode == 3
-    out = json.loads(blocked.stdout)
-    assert out["blocked"] is True
-    assert out["findings"] == [
-        {
-            "rule": "npm-access-token",
-            "location": "record:a",
-            "path": "$.summary",
-            "offset": 2,
-            "severity": "block",
-        }
-    ]
-    assert SECRETS["npm-access-token"][:8].encode() not in blocked.stdout + blocked.stderr
-
-    warned = run_cli(str(text))
-    assert warned.returncode == 0
-    assert json.loads(warned.stdout)["warnings"][0]["location"] == f"file:{text}"
-
-    assert run_cli(str(bad)).returncode == 2
-    assert run_cli(str(tmp_path / "missing.json")).returncode == 2
-
-    forbid = run_cli(str(clean), "--forbid", "TOKEN BUCKET")
-    assert forbid.returncode == 3
-    assert json.loads(forbid.stdout)["findings"][0]["rule"] == "forbidden-literal"
-
-    piped = run_cli("-", stdin=b"hello " + SECRETS["hashicorp-vault-token"].encode())
-    assert piped.returncode == 3
-
-
-def test_cli_invalid_json_is_scanned_as_text(tmp_path) -> None:
-    # duplicate keys make strict JSON fail; the file is then scanned as text, so nothing hides
-    path = tmp_path / "dup.json"
-    path.write_text('{"id": "a", "summary": "' + SECRETS["twilio-api-key"] + '", "summary": "clean"}')
-    result = run_cli(str(path))
-    assert result.returncode == 3
-    assert json.loads(result.stdout)["findings"][0]["location"] == f"file:{path}"
-
-
-def test_register_sets_func() -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser()
-    offline_scrub.register(parser.add_subparsers())
-    args = parser.parse_args(["scrub", "x.json", "--forbid", "a", "--forbid", "b"])
-    assert args.func is offline_scrub.run
-    assert args.forbid == ["a", "b"]
-
-
 def test_split_raw_json_keeps_strings_and_pairs_whole() -> None:
     doc = [{"id": f"r{i}", "note": "a, [c] {d}", "db_password": "Zx9!kq2Lm"} for i in range(50)]
     raw = json.dumps(doc).encode()
@@ -399,17 +344,6 @@ def test_split_raw_json_keeps_strings_and_pairs_whole() -> None:
     # every part still sees each key/value pair whole, so every part is "not clean"
     assert all(not scrub.scan_raw_json_fast(raw[a:b]) for a, b in ranges)
     assert scrub.split_raw_json(b'{"a": "x\\ny"}', 3) == [(0, 13)]
-
-
-def test_cli_parallel_fast_path_still_blocks(tmp_path) -> None:
-    records = [{"id": f"r{i}", "summary": "token bucket note " * 40} for i in range(12_000)]
-    records[-1]["summary"] += " " + SECRETS["shopify-token"]
-    path = tmp_path / "big.json"
-    path.write_text(json.dumps(records))
-    assert path.stat().st_size > 8_000_000
-    result = run_cli(str(path))
-    assert result.returncode == 3
-    assert json.loads(result.stdout)["findings"][0]["location"] == "record:r11999"
 
 
 # --- the ACX standard's own scrub tests (§7.5, §12.8), exactly as it writes them ---------------
@@ -493,3 +427,338 @@ def test_many_moderate_strings_are_each_judged_on_their_own_budget() -> None:
     piece = "a@b " * 120  # ~120 candidates: under one string's own 512 + len // 256
     records = [{"id": f"r{i}", "summary": piece} for i in range(60)]
     assert not scan_bundle(records).blocked
+
+
+# --- splitting raw JSON for the parallel scan (split_raw_json) ------------------------------------
+
+
+def _cut_points(data: bytes) -> list[int]:
+    """Every place a cut may go: an opening quote outside strings after ``,`` ``[`` ``{`` (+ blanks)."""
+    points, inside, last = [], False, b""
+    for i, ch in enumerate(data):
+        c = bytes([ch])
+        if c == b'"':
+            if not inside and last in (b",", b"[", b"{"):
+                points.append(i)
+            inside = not inside
+            last = c
+        elif inside or c not in b" \t\r\n":
+            last = c
+    return points
+
+
+def _expected_cuts(data: bytes, parts: int) -> list[tuple[int, int]]:
+    n = len(data)
+    if parts < 2 or b"\\" in data:
+        return [(0, n)]
+    points, cuts = _cut_points(data), [0]
+    for k in range(1, parts):
+        lo = max(cuts[-1] + 1, n * k // parts)
+        later = [p for p in points if p >= lo]
+        if later:
+            cuts.append(later[0])
+    cuts.append(n)
+    return [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
+
+
+_TEXT = st.text(st.characters(blacklist_characters='"\\', blacklist_categories=("Cc", "Cs")), max_size=12)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-99, 99) | _TEXT,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(_TEXT, inner, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(doc=_JSON, indent=st.sampled_from([None, 0, 1, 2, "\t"]), parts=st.integers(0, 9))
+def test_split_raw_json_cuts_at_the_first_member_quote_after_each_share(
+    doc: object, indent: object, parts: int
+) -> None:
+    data = json.dumps(doc, indent=indent, ensure_ascii=False).encode()
+    assert split_raw_json(data, parts) == _expected_cuts(data, parts)
+
+
+@pytest.mark.parametrize("parts", [2, 3, 5, 8])
+def test_split_raw_json_on_small_and_odd_documents(parts: int) -> None:
+    for data in [
+        b'{"a":1}',
+        b'["x","y"]',
+        b'[ "x" , "y" ]',
+        b'{"a":"b","c":"d"}',
+        b'"x"',
+        b"[]",
+        b"",
+        b'{"a": "\\n"}',
+    ]:
+        assert split_raw_json(data, parts) == _expected_cuts(data, parts), data
+
+
+def test_pretty_printed_json_is_cut_before_members_after_their_indentation() -> None:
+    """``json.dumps(..., indent=2)`` puts a newline and spaces between each ``,`` and the next member's
+    quote: the cuts still fall just before such quotes (the whitespace is skipped back to the comma),
+    every range is clean alone, and the ranges cover the file."""
+    data = json.dumps([{"id": f"r{i}", "text": "note " * 20} for i in range(200)], indent=2).encode()
+    ranges = split_raw_json(data, 4)
+    assert len(ranges) == 4
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
+    for start, _end in ranges[1:]:
+        assert data[start : start + 1] == b'"'
+        assert data[:start].rstrip()[-1:] in (b",", b"[", b"{")
+    assert all(scan_raw_json_fast(data[a:b]) for a, b in ranges)
+
+
+# --- the raw-JSON shortcut (scan_raw_json_fast) ---------------------------------------------------
+
+
+def test_the_raw_json_shortcut_is_not_clean_when_a_forbidden_literal_is_in_it() -> None:
+    """Bytes with no secret but a forbidden literal (any case) must go to the full scan, which reports
+    it; without forbidden literals (or with others) the same bytes are provably clean."""
+    summary = "moved from GitHub.com/Acme/Secret-Repo last week"
+    raw = json.dumps({"records": [{"id": "a", "summary": summary}]}).encode()
+    assert scan_raw_json_fast(raw) is True
+    assert scan_raw_json_fast(raw, ["acme/elsewhere"]) is True
+    assert scan_raw_json_fast(raw, ["github.com/acme/secret-repo"]) is False
+    assert scan_raw_json_fast(raw, ["SECRET-REPO", ""]) is False
+    assert [f.rule for f in scan_text(summary, forbidden=["secret-repo"])] == ["forbidden-literal"]
+
+
+# --- a bundle is scanned as one buffer, each finding mapped back to its own string ----------------
+
+
+ROOT = Path(__file__).resolve().parents[4]
+
+
+CORPUS = ROOT.parent / "shared" / "corpora" / "secrets-gitleaks.json"
+
+
+def _corpus_texts() -> list[str]:
+    if not CORPUS.exists():
+        pytest.skip("shared corpus not present")
+    items = json.loads(CORPUS.read_text(encoding="utf-8"))
+    return [it["text"] for it in items if "\x00" not in it["text"]]
+
+
+@pytest.mark.parametrize("count", [10, 70])
+def test_each_string_of_a_bundle_is_reported_as_when_scanned_alone(count: int) -> None:
+    """One record holding many corpus texts: its findings are each text's own findings, at the text's
+    path and at the offset a scan of that text alone reports (with 10 texts, and with 120: more than 64
+    findings are mapped back another way)."""
+    texts = _corpus_texts()
+    for first in range(0, 600, count * 2):
+        chunk = texts[first : first + count]
+        record = {"id": "r1", "texts": chunk}
+        got = sorted((f.path, f.offset, f.rule) for f in scan_record(record))
+        want = sorted((f"$.texts[{i}]", f.offset, f.rule) for i, t in enumerate(chunk) for f in scan_text(t))
+        assert got == want
+
+
+def test_a_string_holding_a_nul_is_scanned_one_string_at_a_time() -> None:
+    """A NUL inside a string would shift every later string's place in the joined buffer: then each
+    string is scanned alone, and each finding still names its own string and offset."""
+    report = scan_bundle([{"id": "r1", "a": "x\x00y", "b": f"k {GITHUB_PAT}", "c": [f"{GITHUB_PAT}"]}])
+    assert [(f.path, f.offset, f.rule) for f in report.findings] == [
+        ("$.b", 2, "github-pat"),
+        ("$.c[0]", 0, "github-pat"),
+    ]
+
+
+def test_a_budget_refusal_names_only_the_string_that_ran_out() -> None:
+    """The scan budget belongs to each string: the dense file is refused alone with ``scan-budget``
+    at offset 0 (nothing of it was judged), named by its own path; the record beside it is judged
+    normally and, being clean, is not named at all."""
+    flood = "sk_ " * 20000
+    report = scan_any({"records": [{"id": "r1", "t": "hello"}], "knowledge": {"k.md": flood}})
+    assert [(f.rule, f.location, f.path, f.offset) for f in report.findings] == [
+        ("scan-budget", "file:k.md", "", 0),
+    ]
+
+
+@pytest.mark.parametrize("count", [3, 70])
+def test_every_finding_of_a_large_bundle_is_at_its_offset_in_its_own_string(count: int) -> None:
+    """Many strings are scanned as one joined buffer and each finding is mapped back to its string:
+    with a few findings or with more than 64 (another way to find the string), each token is reported
+    at its own record, path and offset within that string, not within the joined buffer."""
+    records = [{"id": f"r{i}", "text": f"k {GITHUB_PAT} end"} for i in range(count)]
+    report = scan_bundle(records)
+    found = [(f.rule, f.location, f.path, f.offset) for f in report.findings]
+    assert found == [("github-pat", f"record:r{i}", "$.text", 2) for i in range(count)]
+
+
+# --- the shapes scan_any accepts ------------------------------------------------------------------
+
+
+def _where(report: object) -> list[tuple[str, str, str, int]]:
+    return [(f.rule, f.location, f.path, f.offset) for f in report.findings]  # type: ignore[attr-defined]
+
+
+TEXT_WITH_PAT = f"k {GITHUB_PAT}"
+
+
+@pytest.mark.parametrize(
+    ("doc", "where"),
+    [
+        (TEXT_WITH_PAT, [("github-pat", "text", "", 2)]),
+        ([{"id": "a", "t": TEXT_WITH_PAT}], [("github-pat", "record:a", "$.t", 2)]),
+        ([TEXT_WITH_PAT], [("github-pat", "records[0]", "$.value", 2)]),
+        ([{"id": "a"}, [TEXT_WITH_PAT]], [("github-pat", "records[1]", "$.value[0]", 2)]),
+        ({"records": {"id": "a", "t": TEXT_WITH_PAT}}, [("github-pat", "record:a", "$.t", 2)]),
+        ({"records": [TEXT_WITH_PAT]}, [("github-pat", "records[0]", "$.value", 2)]),
+        ({"records": [], "note": TEXT_WITH_PAT}, [("github-pat", "bundle", "$.note", 2)]),
+        ({"knowledge": {"k.md": TEXT_WITH_PAT}}, [("github-pat", "file:k.md", "", 2)]),
+        ({"knowledge": {"k.md": {"x": TEXT_WITH_PAT}}}, [("github-pat", "file:k.md", "", 4)]),
+        ({"skills": [{"path": "s.md", "body": TEXT_WITH_PAT}]}, [("github-pat", "file:s.md", "", 2)]),
+        ({"skills": [{"name": "s.md", "content": TEXT_WITH_PAT}]}, [("github-pat", "file:s.md", "", 2)]),
+        ({"skills": [{"path": "s.md", "markdown": TEXT_WITH_PAT}]}, [("github-pat", "file:s.md", "", 2)]),
+        ({"skills": [{"body": TEXT_WITH_PAT}]}, [("github-pat", "file:[0]", "", 2)]),
+        (
+            {"skills": [{"path": "s.md", "body": "ok", "extra": TEXT_WITH_PAT}]},
+            [("github-pat", "file:s.md", "", 11)],
+        ),
+        (
+            {"skills": [{"path": "s.md", "body": 7, "t": TEXT_WITH_PAT}]},
+            [("github-pat", "file:s.md", "", 19), ("github-pat", "file:s.md", "", 64)],
+        ),
+        ({"skills": [["s.md", TEXT_WITH_PAT]]}, [("github-pat", "file:s.md", "", 2)]),
+        ({"skills": [TEXT_WITH_PAT]}, [("github-pat", "file:[0]", "", 2)]),
+        ({"skills": [["a", "b", TEXT_WITH_PAT]]}, [("github-pat", "file:[0]", "", 6)]),
+        ({"id": "a", "t": TEXT_WITH_PAT}, [("github-pat", "record:a", "$.t", 2)]),
+        (12345, []),
+        (None, []),
+    ],
+)
+def test_every_accepted_shape_reaches_the_secret(doc: object, where: list) -> None:
+    assert _where(scan_any(doc)) == where
+
+
+def test_a_number_given_as_a_document_is_scanned_as_its_text() -> None:
+    assert [f.rule for f in scan_any(10**40).findings] == []
+    report = scan_any(True)
+    assert report.to_dict() == {"blocked": False, "findings": [], "warnings": []}
+
+
+@pytest.mark.parametrize("doc", [[], {"records": []}, {"records": [], "knowledge": [], "skills": []}])
+def test_an_empty_bundle_is_a_clean_report(doc: object) -> None:
+    """No records, no files: nothing to scan, a clean report (not an error)."""
+    assert scan_any(doc).to_dict() == {"blocked": False, "findings": [], "warnings": []}
+    assert scan_bundle([]).to_dict() == {"blocked": False, "findings": [], "warnings": []}
+
+
+def test_a_plain_record_is_scanned_as_a_record_and_a_skills_only_bundle_as_a_bundle() -> None:
+    """``scan_any`` takes a dict holding ``records``, ``knowledge`` or ``skills`` as a bundle, and any
+    other dict as one record: a token in a plain record is reported at ``record:<id>``, one in a
+    skills-only bundle at its skill file."""
+    record = scan_any({"id": "r1", "text": f"k {GITHUB_PAT}"})
+    assert [(f.rule, f.location, f.path, f.offset) for f in record.findings] == [
+        ("github-pat", "record:r1", "$.text", 2)
+    ]
+    bundle = scan_any({"skills": [{"path": "s.md", "body": f"k {GITHUB_PAT}"}]})
+    assert [(f.rule, f.location, f.offset) for f in bundle.findings] == [("github-pat", "file:s.md", 2)]
+
+
+def test_a_pair_whose_body_is_an_object_still_blocks_on_the_secret_inside() -> None:
+    report = scan_any({"skills": [["s.md", {"note": f"k {GITHUB_PAT}"}]]})
+    assert report.blocked
+    assert [f.rule for f in report.findings] == ["github-pat"]
+
+
+def test_a_pair_with_a_text_body_is_scanned_under_its_path() -> None:
+    report = scan_any({"knowledge": [["notes.md", f"k {GITHUB_PAT}"]]})
+    assert [(f.rule, f.location, f.offset) for f in report.findings] == [("github-pat", "file:notes.md", 2)]
+
+
+def test_the_extra_fields_of_a_knowledge_file_object_are_scanned_with_its_body() -> None:
+    """``{"path", "body", ...}``: the fields besides the name and the body are scanned too, as text
+    after the body of that file (a token kept in ``owner`` is found there), and a clean one is not."""
+    doc = {"knowledge": [{"path": "notes.md", "body": "hello", "owner": GITHUB_PAT}]}
+    found = [(f.rule, f.location, f.offset) for f in scan_any(doc).findings]
+    assert found == [("github-pat", "file:notes.md", 12)]
+    clean = {"knowledge": [{"path": "notes.md", "body": "hello", "owner": "alice"}]}
+    assert scan_any(clean).findings == []
+
+
+def test_knowledge_and_skills_given_as_path_body_pairs_are_scanned_as_files() -> None:
+    """``"knowledge": [[path, body]]`` (a JSON pair, or a tuple from Python): each body is scanned as
+    the file at that path, its offsets counted in the body, never as an anonymous ``[0]`` entry."""
+    doc = {
+        "knowledge": [["rom/knowledge/NOTES.md", f"token {GITHUB_PAT}"]],
+        "skills": [("a/SKILL.md", GITHUB_PAT)],
+    }
+    found = [(f.rule, f.location, f.offset) for f in scan_any(doc).findings]
+    assert found == [("github-pat", "file:rom/knowledge/NOTES.md", 6), ("github-pat", "file:a/SKILL.md", 0)]
+
+
+# --- where a finding is reported: location and JSON path ------------------------------------------
+
+
+def _at(record: dict) -> list[tuple[str, str, str, int]]:
+    return [(f.rule, f.location, f.path, f.offset) for f in scan_record(record)]
+
+
+def test_paths_name_keys_as_identifiers_or_quoted_and_list_items_by_index() -> None:
+    record = {"id": "r1", "a": {"b c": ["x", {"ключ": TEXT_WITH_PAT}], "ok_key": TEXT_WITH_PAT}}
+    assert _at(record) == [
+        ("github-pat", "record:r1", '$.a["b c"][1]["\\u043a\\u043b\\u044e\\u0447"]', 2),
+        ("github-pat", "record:r1", "$.a.ok_key", 2),
+    ]
+
+
+def test_a_key_that_is_a_secret_is_named_by_its_position_and_so_is_what_is_under_it() -> None:
+    assert _at({"id": "r1", GITHUB_PAT: "v"}) == [("github-pat", "record:r1", "$.<key#1>", 0)]
+    assert _at({"id": "r1", GITHUB_PAT: {"x": TEXT_WITH_PAT}}) == [
+        ("github-pat", "record:r1", "$.<key#1>", 0),
+        ("github-pat", "record:r1", "$.<key#1>.x", 2),
+    ]
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"id": GITHUB_PAT, "t": "x"},
+        {"a": "x", "id": GITHUB_PAT},
+        {"a": "x", "b": {"c": "d", "e": ["f", "g"]}, "id": GITHUB_PAT},
+    ],
+)
+def test_a_record_whose_id_is_a_secret_is_named_by_its_index(record: dict) -> None:
+    """The id names the place, so when the id itself matched the record is ``records[i]``, wherever
+    the id key stands among the record's keys."""
+    assert ("github-pat", "records[0]", "$.id", 0) in _at(record)
+    assert all(loc == "records[0]" for _, loc, _, _ in _at(record))
+
+
+def test_only_a_record_whose_own_id_matched_is_named_by_its_index() -> None:
+    """A number id names the record; a secret elsewhere in the batch (even the batch's first string,
+    or a record's second) never makes another record lose its name; a boolean is no id."""
+    report = scan_bundle([{GITHUB_PAT: "v"}, {"id": 7, "t": TEXT_WITH_PAT}, {"id": 8, GITHUB_PAT: "v"}])
+    assert [(f.location, f.path) for f in report.findings] == [
+        ("records[0]", "$.<key#0>"),
+        ("record:7", "$.t"),
+        ("record:8", "$.<key#1>"),
+    ]
+    assert _at({"id": True, "t": TEXT_WITH_PAT}) == [("github-pat", "records[0]", "$.t", 2)]
+    bundle = scan_bundle([{"id": "a"}], first_index=10, other={"id": "b", "t": TEXT_WITH_PAT})
+    assert [(f.location, f.path) for f in bundle.findings] == [("bundle", "$.t")]
+    numbered = scan_bundle([{"id": "a"}, {"x": TEXT_WITH_PAT}, {"y": TEXT_WITH_PAT}], first_index=10)
+    assert [f.location for f in numbered.findings] == ["records[11]", "records[12]"]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "found"),
+    [
+        ("db_password", "Xk9mQ2vL7pRt4Wz", True),
+        ("db_password", "Xk9m", True),
+        ("db_password", "Xk9", False),  # too short to judge
+        ("token", "Xk9mQ2vL7pRt4Wz", False),  # a bare name needs a value shaped like a credential
+        ("token", "Xk9mQ2vL7pRt4Wz8", True),
+        (" Token ", "Xk9mQ2vL7pRt4Wz", False),
+        ("db_password", "${DB_PASSWORD}", False),
+        ("colour", "Xk9mQ2vL7pRt4Wz8", False),
+    ],
+)
+def test_a_secret_like_key_with_a_literal_secret_is_reported_at_the_key(
+    key: str, value: str, found: bool
+) -> None:
+    expected = [("secret-assignment", "record:r1", f"$[{json.dumps(key)}]" if " " in key else f"$.{key}", 0)]
+    assert (_at({"id": "r1", key: value}) == expected) is found

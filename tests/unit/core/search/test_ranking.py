@@ -9,8 +9,6 @@ A changed constant or a dropped term changes an answer a client sees (order, sco
 from __future__ import annotations
 
 import dataclasses
-import io
-import json
 import math
 import random
 from collections import Counter
@@ -273,44 +271,6 @@ def test_vector_signal_scans_every_doc_and_the_sparse_and_dense_paths_agree() ->
     q2 = embed("retry the queue")
     hits = view.search([], q2, ENGINE.id, k=5)
     assert hits and all(h.lexical_rank is None and h.vector_rank for h in hits)
-
-
-def test_titan_engine_through_a_stubbed_bedrock_client() -> None:
-    import boto3
-    from botocore.response import StreamingBody
-    from botocore.stub import Stubber
-
-    from acx.adapters.bedrock import TitanEmbeddings
-
-    client = boto3.client("bedrock-runtime", region_name="us-east-1")
-    engine = TitanEmbeddings(client, dim=256)
-    assert engine.id == "bedrock:amazon.titan-embed-text-v2:0:256" and not engine.lexical
-    vector = [0.0] * 256
-    vector[3] = 2.0
-    payload = json.dumps({"embedding": vector, "inputTextTokenCount": 3}).encode()
-    with Stubber(client) as stub:
-        stub.add_response(
-            "invoke_model",
-            {"body": StreamingBody(io.BytesIO(payload), len(payload)), "contentType": "application/json"},
-            {
-                "modelId": "amazon.titan-embed-text-v2:0",
-                "body": json.dumps({"inputText": "hello world", "dimensions": 256, "normalize": True}),
-                "contentType": "application/json",
-                "accept": "application/json",
-            },
-        )
-        out = engine.embed(["hello world"])
-        stub.assert_no_pending_responses()
-    assert out[0][3] == 1.0 and math.isclose(sum(v * v for v in out[0]), 1.0)
-    short = json.dumps({"embedding": [0.1] * 10}).encode()
-    with Stubber(client) as stub:
-        stub.add_response(
-            "invoke_model", {"body": StreamingBody(io.BytesIO(short), len(short)), "contentType": "x"}
-        )
-        with pytest.raises(ValueError, match="10 dimensions"):
-            engine.embed(["x"])
-    with pytest.raises(ValueError):
-        TitanEmbeddings(client, dim=300)
 
 
 def test_a_titan_index_ranks_by_meaning_where_words_differ() -> None:

@@ -21,6 +21,7 @@ shorter than 20 characters that is not assigned to a secret-like name.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -147,32 +148,21 @@ def _child_path(path: str, key: str, ordinal: int, hidden: bool) -> str:
     return f"{path}[{json.dumps(key)}]"
 
 
-_KEY_CACHE: dict[str, bool] = {}
 _KEY_RULES = frozenset({"secret-assignment", "hex-assignment"})
-
-
-def _secret_key(key: str) -> bool:
-    known = _KEY_CACHE.get(key)
-    if known is None:
-        known = secret_name(_enc(key))
-        if len(_KEY_CACHE) < 4096:
-            _KEY_CACHE[key] = known
-    return known
-
-
-_HEX_KEY_CACHE: dict[str, bool] = {}
 # 32-512 hex digits, white space around allowed: fails at the first other character of a text
 _HEX_VALUE = re.compile(r"\s*[0-9a-fA-F]{32,512}\s*\Z")
-_KEY_RULES = frozenset({"secret-assignment", "hex-assignment"})
 
 
+# Memoised: a bundle's records repeat the same few keys thousands of times. Bounded, so a document of
+# distinct keys costs the computation each time, never unbounded memory.
+@functools.lru_cache(maxsize=4096)
+def _secret_key(key: str) -> bool:
+    return secret_name(_enc(key))
+
+
+@functools.lru_cache(maxsize=4096)
 def _hex_key_excused(key: str) -> bool:
-    known = _HEX_KEY_CACHE.get(key)
-    if known is None:
-        known = hex_name_excused(_enc(key))
-        if len(_HEX_KEY_CACHE) < 4096:
-            _HEX_KEY_CACHE[key] = known
-    return known
+    return hex_name_excused(_enc(key))
 
 
 def _collect(value: Any, out: list[str], kv: list[tuple[int, str]]) -> None:

@@ -57,12 +57,14 @@ def embed_query(engine: EmbeddingEngine, query: str) -> list[float]:
     """The query's vector, whatever its length: an engine that declares ``max_input_chars`` (a model
     that reads a bounded number of tokens) embeds a longer query window by window, on word
     boundaries, and the query's vector is the normalised mean of the windows' vectors, so every part
-    of a long question counts instead of only its start."""
+    of a long question counts instead of only its start. An engine with ``embed_queries`` (a model
+    that embeds a question apart from a document) embeds the query with it."""
+    embed = getattr(engine, "embed_queries", None) or engine.embed
     limit = getattr(engine, "max_input_chars", None)
     if not limit or len(query) <= limit:
-        return engine.embed([query])[0]
+        return embed([query])[0]
     windows = _windows(query, int(limit))
-    vectors = engine.embed(windows)
+    vectors = embed(windows)
     mean = [sum(col) for col in zip(*vectors, strict=True)]
     norm = math.sqrt(sum(v * v for v in mean))
     return [v / norm for v in mean] if norm else mean
