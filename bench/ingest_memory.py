@@ -2,11 +2,11 @@
 need 1 GiB of memory").
 
 The parent writes a bundle of 100,000 records of ~1 KB (quick: 10,000) to a file and starts a fresh
-child process, so nothing the parent allocated hides in the figure. The child runs the local stack with
-moto in its own process (``isolated_moto=True``): what remains in the child is what a Lambda function
-holds, the ingest handler (SQS pump) plus the idle gateway. The child creates the upload, resets the
-kernel's peak-RSS counter (``/proc/self/clear_refs``, Linux), streams the file to the presigned URL
-(the PUT goes to moto, not through the child's heap), waits for ``ingested`` and reads ``VmHWM``.
+child process, so nothing the parent allocated hides in the figure. The child runs the local stack on
+its embedded backend: what it holds is what a Lambda function holds, the ingest handler (queue pump)
+plus the gateway, whose object path streams the PUT to disk in 1 MiB chunks. The child creates the
+upload, resets the kernel's peak-RSS counter (``/proc/self/clear_refs``, Linux), streams the file to
+the presigned URL, waits for ``ingested`` and reads ``VmHWM``.
 Linux only; elsewhere the row says so.
 """
 
@@ -40,7 +40,7 @@ def _child(path: str) -> dict[str, Any]:
     from bench.stack import _Api, _expect
 
     size = os.path.getsize(path)
-    with LocalStack(port=0, quiet=True, verify_interval=None, isolated_moto=True) as stack:
+    with LocalStack(port=0, quiet=True, verify_interval=None) as stack:
         api = _Api(stack.endpoint, stack.token("bench"))
         pkg = "bench-memory"
         status, up = api.call("POST", f"/v1/packages/{pkg}/uploads", json.dumps({"size": size}).encode())
@@ -52,7 +52,7 @@ def _child(path: str) -> dict[str, Any]:
         headers = {**(up.get("headers") or {}), "Content-Length": str(size)}
         with open(path, "rb") as body:
             req = urllib.request.Request(up["url"], data=body, method="PUT", headers=headers)  # noqa: S310
-            with urllib.request.urlopen(req, timeout=600) as resp:  # noqa: S310 - local moto URL
+            with urllib.request.urlopen(req, timeout=600) as resp:  # noqa: S310 - the local gateway
                 if resp.status not in (200, 204):
                     raise RuntimeError(f"presigned PUT: HTTP {resp.status}")
         doc: Any = None

@@ -508,51 +508,25 @@ def _http(endpoint: str, token: str, method: str, path: str, body: bytes | None 
 
 
 def _bulk_rows(stack: Any, tenant: str, package: str, records: list[dict[str, Any]]) -> None:
-    """Rows of ``records`` written into the records table in the row format the log store reads
-    (active, compressed canonical body), each on its row shard. Not a real ingest: no log entries or
-    receipts (the API's ingest of 100,000 records on moto takes tens of minutes on this machine);
-    search reads only rows."""
-    import hashlib
+    """``records`` ingested through the ingest use case on the stack's backend (the embedded one:
+    SQLite), without the HTTP round trip and with the index hook off (the caller runs and times it);
+    the bench times the hook and the searches, not this."""
+    from acx.usecases.ingest import ingest_bundle
 
-    from acx.adapters.dynamo import compress, to_item
-    from acx.core import log as logcore
-    from acx.core.fingerprint import slot_key
-    from acx.core.package import PackageRef
-    from acx.usecases.deps import deps
+    class _NoIndex:
+        def indexed(self, *args: Any, **kwargs: Any) -> None: ...
+        def forgotten(self, tenant: str, package: str, record_id: str) -> int:
+            return 0
 
-    ddb = stack.client("dynamodb")
-    table = stack.env["RECORDS_TABLE"]
-    ref = PackageRef(tenant, package)
-    layout = deps().log.rows.layout  # each row on its shard, as the log store writes it
-    shards = layout.count(ref)
-    items = []
-    for i, r in enumerate(records):
-        body = logcore.dumps_record(r)
-        items.append(
-            {
-                "PutRequest": {
-                    "Item": to_item(
-                        {
-                            "pk": layout.pk_for(ref, f"r#{r['id']}", shards),
-                            "sk": f"r#{r['id']}",
-                            "seq": 1_000_000 + i,
-                            "contentHash": hashlib.sha256(body).digest(),
-                            "entryHash": hashlib.sha256(b"bench" + body).digest(),
-                            "slot": slot_key(r),
-                            "zone": "rom",
-                            "state": "active",
-                            "body": compress(r, body),
-                            "tags": list(r.get("tags") or []) or None,
-                            "kk": hashlib.sha256(b"kk" + body).hexdigest(),  # as long as a knowledge key
-                        }
-                    )
-                }
-            }
-        )
-    for i in range(0, len(items), 25):
-        left = {table: items[i : i + 25]}
-        while left:
-            left = ddb.batch_write_item(RequestItems=left).get("UnprocessedItems") or {}
+        def drop_index(self, tenant: str, package: str) -> None: ...
+
+    deps = stack.deps
+    hooks, deps.index_hooks = deps.index_hooks, _NoIndex()
+    try:
+        bundle = {"schemaVersion": "acx.memory-bundle/1", "records": records, "knowledge": [], "skills": []}
+        ingest_bundle(deps, tenant, package, "bench", bundle)
+    finally:
+        deps.index_hooks = hooks
 
 
 # What a cold Lambda pays: the init phase (the api handler module executed, as Lambda's runtime
@@ -686,7 +660,7 @@ def cold_start(stack: Any, token: str, package: str, queries: list[str], runs: i
 
 
 def service_rows(collection: dict[str, Any], n: int, ranking_p95_cpu: float = 0.0) -> list[dict[str, Any]]:
-    """Search on the local stack (moto for S3 and DynamoDB, in this process, no journal): a package
+    """Search on the local stack (its embedded backend, in this process): a package
     of ``n`` records whose index was written by the ingest hook batch by batch and compacted.
 
     Measured in three places: (1) the search use case as the api function runs it

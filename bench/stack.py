@@ -1,9 +1,10 @@
 """The local stack over HTTP: inline upload and recall latency, presigned bulk-upload throughput.
 
 ``acx.local.stack.LocalStack(port=0, quiet=True, verify_interval=None, data_dir=<tmp>)``: the unchanged
-handlers behind the local gateway, with moto (in this process, journaled to a temporary data directory
-as ``make serve`` runs it) standing in for DynamoDB, S3, SQS and KMS, so absolute numbers are moto's,
-not AWS's. Two more rows: the journal's size after the bench and the time to restart on it (replay).
+handlers behind the local gateway on the embedded backend (SQLite, a directory of objects, key files,
+a SQLite queue; durable as ``make serve`` runs it) standing in for DynamoDB, S3, SQS and KMS, so
+absolute numbers are the embedded backend's, not AWS's. Two more rows: the data directory's size
+after the bench and the time to restart on it.
 Requests use ``urllib`` with a dev token from ``stack.token("bench")``.
 
 Rows: p50/p95 of ``POST /v1/packages/{pkg}/bundles`` with 100 distinct ~1 KB records each time (30
@@ -27,7 +28,7 @@ from typing import Any
 
 from bench.common import bundle_bytes, generate_records, percentile
 
-NOTE = "local stack: moto stands in for DynamoDB/S3/SQS (absolute numbers are moto's, not AWS's)"
+NOTE = "local stack: the embedded backend stands in for DynamoDB/S3/SQS/KMS (absolute numbers are not AWS's)"
 
 
 class _Api:
@@ -212,11 +213,10 @@ def _listing_rows(endpoint: str, token: str, n: int) -> list[dict[str, Any]]:
 
 
 def _durability_rows(data: Path, stack_kw: dict[str, Any], n: int) -> list[dict[str, Any]]:
-    """What the journal holds after the bench, and how long a restart on it takes (replay)."""
-    from acx.local.journal import is_state_file
+    """What the data directory holds after the bench, and how long a restart on it takes."""
     from acx.local.stack import LocalStack
 
-    size = sum(p.stat().st_size for p in data.iterdir() if is_state_file(p.name))  # journals + snapshot
+    size = sum(p.stat().st_size for p in data.rglob("*") if p.is_file())
     started = time.perf_counter()
     with LocalStack(**stack_kw) as stack:
         seconds = time.perf_counter() - started
@@ -226,7 +226,7 @@ def _durability_rows(data: Path, stack_kw: dict[str, Any], n: int) -> list[dict[
     note = f"after the rows above ({n // 1000}k-record upload + inline uploads); log size {doc.get('size')}"
     return [
         {
-            "name": "stack journal + snapshot size after the bench",
+            "name": "stack data directory size after the bench",
             "value": round(size / 1e6, 1),
             "unit": "MB",
             "baseline": None,
@@ -235,7 +235,7 @@ def _durability_rows(data: Path, stack_kw: dict[str, Any], n: int) -> list[dict[
             "note": note,
         },
         {
-            "name": "stack restart (journal replay) after the bench",
+            "name": "stack restart after the bench",
             "value": round(seconds, 1),
             "unit": "s",
             "baseline": None,
@@ -254,7 +254,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
 
     tmp = tempfile.TemporaryDirectory(prefix="acx-bench-stack-")
     data = Path(tmp.name) / "data"
-    # Durable, as `make serve` runs it: every mutating moto request journaled and fsynced.
+    # Durable, as `make serve` runs it: every commit fsynced.
     stack_kw: dict[str, Any] = {"port": 0, "quiet": True, "verify_interval": None, "data_dir": data}
     with tmp, LocalStack(**stack_kw) as stack:
         api = _Api(stack.endpoint, stack.token("bench"))
@@ -266,7 +266,9 @@ def run(quick: bool) -> list[dict[str, Any]]:
         after = resource.getrusage(resource.RUSAGE_SELF)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         for row in presigned:
-            row["note"] += f"; CPU {cpu:.0f} s (this process: handlers and moto); durable data dir"
+            row["note"] += (
+                f"; CPU {cpu:.0f} s (this process: handlers and the embedded backend); durable data dir"
+            )
         rows.extend(presigned)
         rows.extend(_listing_rows(stack.endpoint, stack.token("bench"), 10_000 if quick else 100_000))
         stack.close()

@@ -2,12 +2,12 @@
 
     python scripts/load.py --clients 16 --seconds 60 --packages 3
 
-Starts ``acx.local.stack.LocalStack`` (moto stands in for AWS: the numbers are the local stack's, not
-AWS's), then runs ``--clients`` threads for ``--seconds`` against ``--packages`` packages of one tenant,
-mixing inline uploads (small bundles of distinct records; an Idempotency-Key is sometimes sent again
-with the same body on purpose), paginated recalls, forgets of records the client itself uploaded and
-got acknowledged, and exports followed by a cartridge GET. Every loop is bounded in count and time,
-and every request goes to 127.0.0.1.
+Starts ``acx.local.stack.LocalStack`` (its embedded backend stands in for AWS: the numbers are the
+local stack's, not AWS's), then runs ``--clients`` threads for ``--seconds`` against ``--packages``
+packages of one tenant, mixing inline uploads (small bundles of distinct records; an Idempotency-Key
+is sometimes sent again with the same body on purpose), paginated recalls, forgets of records the
+client itself uploaded and got acknowledged, and exports followed by a cartridge GET. Every loop is
+bounded in count and time, and every request goes to 127.0.0.1.
 
 Afterwards: requests/s, p50/p95/p99 per route, 5xx count (a 503 with Retry-After is retried by the
 client, up to 5 times, and counted separately), and the checks: every acknowledged record that was not
@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     packages = [f"load-{run}-{i}" for i in range(args.packages)]
     stats = Stats()
     ledger = Ledger()
-    print("[load] starting the local stack (moto stands in for AWS) ...", file=sys.stderr, flush=True)
+    print("[load] starting the local stack (embedded backend) ...", file=sys.stderr, flush=True)
     with LocalStack(port=0, quiet=True, verify_interval=None) as stack:
         http = Http(stack.endpoint, stack.token(args.tenant), stats)
         print(
@@ -387,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         stack_errors = list(stack.errors)
 
     # ------------------------------------------------------------------ report
-    print(f"\nload: {args.clients} clients, {args.seconds:.0f}s, {args.packages} packages (moto)")
+    print(f"\nload: {args.clients} clients, {args.seconds:.0f}s, {args.packages} packages (embedded backend)")
     print(
         f"requests (attempts) during load: {load_requests} in {elapsed:.1f}s = "
         f"{load_requests / elapsed:.1f} req/s overall\n"

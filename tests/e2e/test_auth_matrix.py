@@ -269,16 +269,7 @@ def forge_other_key(claims_of: DevIssuer, tenant: str, scopes: tuple[str, ...]) 
 
 
 def upload_jobs(stack: Any, tenant: str) -> int:
-    ddb = stack.client("dynamodb")
-    table = stack.env["JOBS_TABLE"]
-    n = 0
-    for page in ddb.get_paginator("query").paginate(
-        TableName=table,
-        KeyConditionExpression="pk = :pk AND begins_with(sk, :u)",
-        ExpressionAttributeValues={":pk": {"S": f"{tenant}#{PKG}"}, ":u": {"S": "upload#"}},
-    ):
-        n += len(page["Items"])
-    return n
+    return len(stack.deps.jobs.list(tenant, PKG, "upload"))
 
 
 def assert_no_url_and_no_owner_data(raw: bytes, seed: Seed, what: str) -> None:

@@ -103,22 +103,13 @@ def test_api_never_fails_or_leaks(api_schema: Any, local_stack: Any, mode: Gener
 
 
 def _stack_holds(local_stack: Any, needle: str) -> list[str]:
-    from tests.integration.service import _bytes_hold, _holds
+    from tests.integration.service import _bytes_hold
 
     found: list[str] = []
-    ddb = local_stack.client("dynamodb")
-    for table in ddb.list_tables()["TableNames"]:
-        for page in ddb.get_paginator("scan").paginate(TableName=table):
-            found += [f"dynamodb:{table}" for item in page["Items"] if _holds(item, needle)]
-    s3 = local_stack.client("s3")
-    for bucket in s3.list_buckets()["Buckets"]:
-        for page in s3.get_paginator("list_object_versions").paginate(Bucket=bucket["Name"]):
-            for version in page.get("Versions", []):
-                data = s3.get_object(
-                    Bucket=bucket["Name"], Key=version["Key"], VersionId=version["VersionId"]
-                )
-                if _bytes_hold(data["Body"].read(), needle):
-                    found.append(f"s3:{bucket['Name']}/{version['Key']}")
+    # Every file of the data directory: the database (and its write-ahead log), the queues, objects.
+    for path in sorted(local_stack.data_dir.rglob("*")):
+        if path.is_file() and _bytes_hold(path.read_bytes(), needle):
+            found.append(f"file:{path.relative_to(local_stack.data_dir)}")
     log = local_stack.log_file
     if log.exists() and needle.encode() in log.read_bytes():
         found.append(f"log:{log}")

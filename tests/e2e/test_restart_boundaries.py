@@ -1,6 +1,6 @@
-"""The local stack keeps the tenant boundary AWS keeps for presigned URLs: the gateway's S3 front
-checks the SigV4 query signature (object key, content type, method), and the expiry, before a request
-reaches moto (which checks neither), and everything listens on loopback only."""
+"""The local stack keeps the tenant boundary AWS keeps for presigned URLs: the gateway's object path
+serves only a valid signature (method, bucket, key, content type, expiry) and nothing else, not a
+bearer token, not SigV4 headers; every request has a read timeout; everything listens on loopback."""
 
 from __future__ import annotations
 
@@ -81,31 +81,106 @@ def test_expired_presigned_url_is_refused(local_stack: Any) -> None:
     up = _upload(local_stack, "bound-c", "pc")
     key = urlsplit(up["url"]).path.split("/", 2)[2]
     bucket = urlsplit(up["url"]).path.split("/")[1]
-    import boto3
-    from botocore.config import Config
-
-    from acx.local.stack import FAKE_CREDENTIALS
-
-    s3 = boto3.client(
-        "s3",
-        region_name=local_stack.region,
-        endpoint_url=local_stack.endpoint,
-        aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-        aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
-        config=Config(signature_version="s3v4", s3={"addressing_style": "path"}),
-    )
-    short = s3.generate_presigned_url(
-        "put_object", Params={"Bucket": bucket, "Key": key, "ContentType": "application/json"}, ExpiresIn=1
-    )
+    short = local_stack.backend.presigner.sign("PUT", bucket, key, "application/json", 1).url
+    body = bundle_bytes(generate_records(2, seed=12))
     time.sleep(2.1)
-    status, answer = _put(short, bundle_bytes(generate_records(2, seed=12)))
+    status, answer = _put(short, body)
     assert status == 403 and b"Request has expired" in answer
     local_stack.drain(30)
     assert _status(local_stack, "bound-c", "pc", up["uploadId"]) == "pending"
+    assert _put(up["url"], body)[0] == 200  # the control: the URL as issued, unexpired, works
+
+
+def _raw(stack: Any, request: bytes, timeout: float = 30) -> bytes:
+    import socket
+
+    host, port = urlsplit(stack.endpoint).hostname, urlsplit(stack.endpoint).port
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+            if b"\r\n\r\n" in answer and b"Connection: close" not in answer:
+                break
+    return answer
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        "Authorization: Bearer x",
+        "Authorization: AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/s3/aws4_request, "
+        "SignedHeaders=host, Signature=00",
+        "X-Amz-Security-Token: testing",
+    ],
+)
+def test_the_object_path_serves_no_credential_but_a_presigned_signature(
+    local_stack: Any, headers: str
+) -> None:
+    """A stored bundle cannot be listed, read, overwritten or deleted with any header."""
+    stored = _upload(local_stack, "bearer-a", "pa")
+    body = bundle_bytes(generate_records(3, seed=21, prefix="bearer"))
+    assert _put(stored["url"], body)[0] == 200  # the control: the presigned PUT is served
+    local_stack.drain(60)
+    path = urlsplit(stored["url"]).path
+    bucket = path.split("/")[1]
+    uploads = local_stack.backend.buckets[bucket]
+    key = path.split("/", 2)[2]
+    before = list(uploads.versions(key))
+    for method, target, payload in (
+        ("GET", f"/{bucket}/?list-type=2", b""),
+        ("GET", path, b""),
+        ("HEAD", path, b""),
+        ("PUT", path, b"overwritten"),
+        ("DELETE", path, b""),
+        ("POST", f"/{bucket}/?delete", b"<Delete/>"),
+    ):
+        answer = _raw(
+            local_stack,
+            f"{method} {target} HTTP/1.1\r\nHost: x\r\n{headers}\r\n"
+            f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n".encode()
+            + payload,
+        )
+        assert answer.startswith(b"HTTP/1.1 403"), (method, target, answer[:200])
+    assert list(uploads.versions(key)) == before  # nothing read into a new version, nothing deleted
+    # A presigned GET reads an object; the same path with the header alone does not.
+    data = local_stack.deps.settings.data_bucket
+    local_stack.backend.buckets[data].put("probe/bearer.bin", b"stored bytes")
+    signed = local_stack.backend.presigner.sign("GET", data, "probe/bearer.bin", "", 60).url
+    with urllib.request.urlopen(signed, timeout=60) as resp:  # noqa: S310 - the local gateway
+        assert resp.read() == b"stored bytes"
+    answer = _raw(
+        local_stack,
+        f"GET /{data}/probe/bearer.bin HTTP/1.1\r\nHost: x\r\n{headers}\r\n"
+        "Connection: close\r\n\r\n".encode(),
+    )
+    assert answer.startswith(b"HTTP/1.1 403") and b"stored bytes" not in answer
+
+
+def test_a_stalled_body_gets_408_on_every_path(local_stack: Any) -> None:
+    from acx.local.gateway import Gateway
+
+    up = _upload(local_stack, "stall-a", "pa")
+    target = up["url"].split(urlsplit(up["url"]).netloc, 1)[1]
+    gateway: Gateway = local_stack._gateway
+    old = gateway.read_timeout
+    gateway.read_timeout = 0.5
+    try:
+        for request in (
+            f"PUT {target} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            "Content-Length: 1000\r\n\r\n{}".encode(),
+            b"POST /v1/packages/p/bundles HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{}",
+        ):
+            started = time.monotonic()
+            answer = _raw(local_stack, request)
+            assert answer.startswith(b"HTTP/1.1 408") and time.monotonic() - started < 10, answer[:200]
+    finally:
+        gateway.read_timeout = old
+    local_stack.drain(30)
+    assert _status(local_stack, "stall-a", "pa", up["uploadId"]) == "pending"  # nothing was stored
+    assert _put(up["url"], bundle_bytes(generate_records(2, seed=22)))[0] == 200  # the control
 
 
 def test_everything_listens_on_loopback_only(local_stack: Any) -> None:
-    assert urlsplit(local_stack.moto_endpoint).hostname == "127.0.0.1"
     assert urlsplit(local_stack.endpoint).hostname == "127.0.0.1"
     assert local_stack._gateway._server.server_address[0] == "127.0.0.1"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 import urllib.error
 import urllib.request
@@ -152,39 +151,32 @@ def _calls(root: Path, name: str) -> list[dict[str, Any]]:
 
 
 def test_stack_pumps_queues_redrives_poison_and_schedules_verify(tmp_path: Path) -> None:
-    from acx.local.stack import LocalStack, repo_root
+    from acx.local.stack import LocalStack
 
     for name in ("api", "ingest", "verify", "export"):
         (tmp_path / "functions" / name).mkdir(parents=True)
         (tmp_path / "functions" / name / "app.py").write_text(FAKE_FN)
-    with LocalStack(
-        root=tmp_path,
-        template_path=repo_root() / "template.yaml",
-        verify_interval=0.5,
-        isolated_moto=True,
-        retry_delay=0,
-    ) as stack:
-        sqs = stack.client("sqs")
-        ingest, dlq = stack.env["INGEST_QUEUE_URL"], stack.env["INGEST_DLQ_URL"]
-        sqs.send_message(QueueUrl=ingest, MessageBody="good-1")
-        sqs.send_message(QueueUrl=ingest, MessageBody="poison-1")
-        sqs.send_message(QueueUrl=stack.env["EXPORT_QUEUE_URL"], MessageBody="export-1")
+    with LocalStack(root=tmp_path, verify_interval=0.5, retry_delay=0) as stack:
+        assert stack.backend is not None
+        queues = stack.backend.queues
+        queues.send("ingest", "good-1")
+        queues.send("ingest", "poison-1")
+        queues.send("export", "export-1")
         stack.drain(30)
         records = [r for c in _calls(tmp_path, "ingest") for r in c["event"]["Records"]]
         bodies = [r["body"] for r in records]
         assert bodies.count("good-1") == 1  # delivered once, then deleted
-        assert bodies.count("poison-1") >= 2  # redelivered until maxReceiveCount, then the DLQ
+        assert bodies.count("poison-1") == 3  # redelivered until maxReceiveCount, then the DLQ
         first = records[0]
-        assert first["eventSource"] == "aws:sqs" and first["eventSourceARN"].endswith("ingest-queue")
-        assert first["receiptHandle"] and "ApproximateReceiveCount" in first["attributes"]
-        moved = sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10).get("Messages", [])
-        assert [m["Body"] for m in moved] == ["poison-1"]
+        assert first["eventSource"] == "aws:sqs" and first["eventSourceARN"].endswith("ingest")
+        assert first["receiptHandle"] and first["attributes"]["ApproximateReceiveCount"] == "1"
+        assert queues.bodies("ingest-dlq") == ["poison-1"]
         assert [r["body"] for c in _calls(tmp_path, "export") for r in c["event"]["Records"]] == ["export-1"]
         assert stack.run_verification_now() == {"checked": 0}
         time.sleep(1.2)
         scheduled = [c for c in _calls(tmp_path, "verify")]
         assert len(scheduled) >= 2 and scheduled[0]["event"]["detail-type"] == "Scheduled Event"
         assert scheduled[0]["event"]["source"] == "aws.events" and scheduled[0]["left"] > 0
-        saved_endpoint = os.environ["AWS_ENDPOINT_URL"]
-        assert saved_endpoint == stack.moto_endpoint
-    assert os.environ.get("AWS_ENDPOINT_URL") != saved_endpoint  # environment restored
+        data_dir = stack.data_dir
+        assert data_dir is not None and data_dir.is_dir()
+    assert not data_dir.exists()  # an ephemeral stack's directory goes at stop

@@ -111,7 +111,7 @@ def run(out: Path) -> int:
         shutil.rmtree(out)
     out.mkdir(parents=True)
     home = Path(tempfile.mkdtemp(prefix="acx-demo-home-"))
-    print("Starting the local stack (moto on 127.0.0.1, resources from template.yaml)...", flush=True)
+    print("Starting the local stack (embedded backend on 127.0.0.1)...", flush=True)
     with LocalStack(port=0, quiet=True, log_file=out / "stack.log") as stack:
         env = {
             **os.environ,
@@ -120,7 +120,7 @@ def run(out: Path) -> int:
             "ACX_SALT_FILE": str(out / "installation.salt"),
         }
         demo = Demo(out, env)
-        print(f"   API endpoint: {stack.endpoint}   (moto: {stack.moto_endpoint})")
+        print(f"   API endpoint: {stack.endpoint}   (data: {stack.data_dir})")
         print(f"   service logs and access log: {out / 'stack.log'}")
         try:
             _walk(demo, stack, out)

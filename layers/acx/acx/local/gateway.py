@@ -24,18 +24,30 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from acx import contract as c
 from acx.local.jwt_issuer import DevIssuer, InvalidToken, TokenExpired, scopes_of, stringify_claims
 
 Handler = Callable[[dict[str, Any], Any], Any]
+
+
+class ObjectFront(Protocol):
+    """What the object path serves: the stack's buckets, its presigner, and the write that stores an
+    object and queues its S3 event (:class:`acx.local.embedded.compose.Backend`)."""
+
+    @property
+    def buckets(self) -> Mapping[str, Any]: ...
+    @property
+    def presigner(self) -> Any: ...
+    def put_object(self, bucket: str, key: str, chunks: Iterator[bytes]) -> tuple[str, int]: ...
+
 
 #: API Gateway HTTP API request payload limit.
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
@@ -300,6 +312,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
     # moving upload is not cut: the limit is per socket operation, not per request.
     timeout = 60.0
 
+    def setup(self) -> None:
+        # Per gateway (tests shorten it): StreamRequestHandler.setup reads ``self.timeout``.
+        setattr(self, "timeout", self.server.gateway.read_timeout)  # noqa: B010 - a class variable in typeshed
+        super().setup()
+
     def log_message(self, format: str, *args: Any) -> None:  # quiet: Gateway writes its own access log
         return
 
@@ -307,7 +324,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         started = time.monotonic()
         path = urlsplit(self.path).path
         if self.server.gateway.is_s3(path):
-            self.server.gateway.proxy_s3(self, started)
+            self.server.gateway.serve_object(self, started)
             return
         try:
             status, headers, body = self.server.gateway.handle(self)
@@ -355,19 +372,14 @@ class Gateway:
         function_name: str = "acx-api",
         region: str = "us-east-1",
         log_stream: Any = None,
-        s3_backend: str | None = None,
-        s3_buckets: tuple[str, ...] = (),
-        credentials: tuple[str, str] | None = None,
-        on_s3_write: Callable[[], None] | None = None,
+        objects: ObjectFront | None = None,
+        read_timeout: float = 60.0,
     ) -> None:
-        """``s3_backend`` (moto's URL), ``s3_buckets`` and ``credentials`` turn on the S3 front:
-        path-style requests for those buckets are proxied to moto, presigned ones only once
-        :func:`acx.local.presigned.check_presigned` accepts them (see :meth:`proxy_s3`)."""
+        """``objects`` turns on the object path: ``/<bucket>/<key>`` for its buckets, served only for
+        a valid presigned URL (see :meth:`serve_object`)."""
         self.handler = handler
-        self.s3_backend = urlsplit(s3_backend) if s3_backend else None
-        self.s3_buckets = frozenset(s3_buckets)
-        self.credentials = credentials
-        self.on_s3_write = on_s3_write  # told after each S3 write it forwarded (wakes the queue pumps)
+        self.objects = objects
+        self.read_timeout = read_timeout  # seconds per socket read or write (see _RequestHandler)
         self.issuer = issuer
         self.routes = routes
         self.catch_all = catch_all  # a $default route: unmatched requests go to the function
@@ -420,80 +432,86 @@ class Gateway:
         name = etype.__name__ if etype else "Exception"
         print(f"handler error {name}\n{frames}", file=self._log or sys.stderr, flush=True)
 
-    # -- the S3 front: presigned URLs are checked here, since moto checks none
+    # -- the object path: presigned URLs only
     def is_s3(self, path: str) -> bool:
-        """Whether ``path`` is a path-style S3 request for one of the stack's buckets."""
-        return self.s3_backend is not None and path.lstrip("/").split("/", 1)[0] in self.s3_buckets
+        """Whether ``path`` is a path-style request for one of the stack's buckets."""
+        return self.objects is not None and path.lstrip("/").split("/", 1)[0] in self.objects.buckets
 
-    def proxy_s3(self, req: _RequestHandler, started: float) -> None:
-        """Refuse a bad presigned or unsigned request with S3's 403; forward the rest to moto.
+    def serve_object(self, req: _RequestHandler, started: float) -> None:
+        """A presigned GET or PUT of one object; anything else is S3's 403, with nothing read or
+        written: a bearer token, SigV4 headers or any other credential count for nothing here.
 
-        Requests signed in the Authorization header (the functions' boto3 clients) are forwarded
-        unchecked: moto's endpoint is on loopback with fixed fake credentials anyway, so checking them
-        here would stop no one who can reach this port.
+        What it does NOT stop: a holder of a valid URL using it until it expires (as on S3).
         """
-        from acx.local.presigned import PresignRefused, check_presigned
+        from acx.local.presigned import PresignRefused
 
+        assert self.objects is not None
         parts = urlsplit(req.path)
         method = req.command.upper()
-        body = _read_raw_body(req)
-        status, headers, payload = 0, list[tuple[str, str]](), b""
-        if "X-Amz-Signature" in parts.query:
-            try:
-                assert self.credentials is not None
-                check_presigned(
-                    method,
-                    parts.path,
-                    parts.query,
-                    {k.lower(): v for k, v in req.headers.items()},
-                    self.credentials,
-                )
-            except PresignRefused as refused:
-                status, headers, payload = _s3_error(403, refused.code, refused.message)
-        elif not req.headers.get("Authorization"):
-            status, headers, payload = _s3_error(403, "AccessDenied", "Access Denied")
-        if status == 0:
-            status, headers, payload = self._forward_s3(req, method, body)
-            if method in ("PUT", "POST") and status < 300 and self.on_s3_write is not None:
-                self.on_s3_write()
-        self.access_log(method, parts.path, status, (time.monotonic() - started) * 1000)
-        req.send_response(status)
-        has_length = False
-        for name, value in headers:
-            lname = name.lower()
-            if lname in ("connection", "transfer-encoding", "keep-alive"):
-                continue
-            if lname == "content-length":
-                if method != "HEAD":
-                    continue
-                has_length = True
-            req.send_header(name, value)
-        if not has_length:
-            req.send_header("Content-Length", str(len(payload)))
-        req.end_headers()
-        if method != "HEAD":
-            req.wfile.write(payload)
-
-    def _forward_s3(
-        self, req: _RequestHandler, method: str, body: bytes
-    ) -> tuple[int, list[tuple[str, str]], bytes]:
-        import http.client
-
-        assert self.s3_backend is not None
-        conn = http.client.HTTPConnection(
-            self.s3_backend.hostname or "127.0.0.1", self.s3_backend.port, timeout=600
-        )
+        headers = {k.lower(): v for k, v in req.headers.items()}
         try:
-            headers = {
-                k: v for k, v in req.headers.items() if k.lower() not in ("transfer-encoding", "connection")
-            }
-            headers["Content-Length"] = str(len(body))
-            conn.request(method, req.path, body=body, headers=headers)
-            resp = conn.getresponse()
-            payload = resp.read()
-            return resp.status, list(resp.getheaders()), payload
-        finally:
-            conn.close()
+            bucket, key = self.objects.presigner.check(method, parts.path, parts.query, headers)
+            if method not in ("GET", "PUT"):
+                raise PresignRefused("AccessDenied", "Access Denied")
+        except PresignRefused as refused:
+            req.close_connection = True  # the body (if any) is never read
+            self._send_object(
+                req, method, parts.path, started, *_s3_error(403, refused.code, refused.message)
+            )
+            return
+        if method == "PUT":
+            try:
+                version, _size = self.objects.put_object(bucket, key, _body_chunks(req))
+            except TimeoutError:
+                req.close_connection = True
+                answer = _s3_error(408, "RequestTimeout", "the request body did not arrive in time")
+                self._send_object(req, method, parts.path, started, *answer)
+                return
+            except _BadBody:
+                req.close_connection = True
+                answer = _s3_error(400, "IncompleteBody", "the body is shorter than its Content-Length")
+                self._send_object(req, method, parts.path, started, *answer)
+                return
+            self._send_object(req, method, parts.path, started, 200, [("x-amz-version-id", version)], b"")
+            return
+        store = self.objects.buckets[bucket]
+        size = store.size(key)
+        if size is None:
+            self._send_object(req, method, parts.path, started, *_s3_error(404, "NoSuchKey", "no such key"))
+            return
+        # Streamed (a cartridge can be large); the checksum is checked as it streams, and a mismatch
+        # ends the connection before the announced length, so the client sees a short body.
+        self.access_log(method, parts.path, 200, (time.monotonic() - started) * 1000)
+        req.send_response(200)
+        req.send_header("Content-Type", "application/octet-stream")
+        req.send_header("Content-Length", str(size))
+        req.end_headers()
+        try:
+            for chunk in store.chunks(key):
+                req.wfile.write(chunk)
+        except Exception:
+            req.close_connection = True
+            self.log_exception()
+
+    def _send_object(
+        self,
+        req: _RequestHandler,
+        method: str,
+        path: str,
+        started: float,
+        status: int,
+        headers: list[tuple[str, str]],
+        payload: bytes,
+    ) -> None:
+        self.access_log(method, path, status, (time.monotonic() - started) * 1000)
+        req.send_response(status)
+        for name, value in headers:
+            req.send_header(name, value)
+        req.send_header("Content-Length", str(len(payload)))
+        if req.close_connection:
+            req.send_header("Connection", "close")
+        req.end_headers()
+        req.wfile.write(payload)
 
     # -- request handling
     def _read_body(self, req: _RequestHandler) -> bytes | None:
@@ -629,21 +647,37 @@ class Gateway:
         )
 
 
-def _read_raw_body(req: _RequestHandler) -> bytes:
-    """The whole request body (Content-Length or chunked), for the S3 front (no payload limit:
-    S3 takes up to 5 GB in one PUT, and the service enforces its own upload limit at ingest)."""
+class _BadBody(Exception):
+    """The client closed the connection before sending the body it announced."""
+
+
+def _body_chunks(req: _RequestHandler, size: int = 1024 * 1024) -> Iterator[bytes]:
+    """The request body (Content-Length or chunked) a chunk at a time, for the object path: no
+    payload limit (S3 takes up to 5 GB in one PUT; the service enforces its own at ingest), bounded
+    memory. A stalled body raises ``TimeoutError`` (the socket's read timeout), a short one
+    :class:`_BadBody`."""
     if "chunked" in (req.headers.get("Transfer-Encoding") or "").lower():
-        chunks: list[bytes] = []
         while True:
-            size = int(req.rfile.readline().split(b";")[0].strip() or b"0", 16)
-            if size == 0:
+            n = int(req.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if n == 0:
                 while req.rfile.readline() not in (b"\r\n", b"\n", b""):
                     pass
-                return b"".join(chunks)
-            chunks.append(req.rfile.read(size))
+                return
+            left = n
+            while left:
+                got = req.rfile.read(min(left, size))
+                if not got:
+                    raise _BadBody
+                left -= len(got)
+                yield got
             req.rfile.readline()
-    length = int(req.headers.get("Content-Length") or 0)
-    return req.rfile.read(length) if length > 0 else b""
+    left = int(req.headers.get("Content-Length") or 0)
+    while left > 0:
+        got = req.rfile.read(min(left, size))
+        if not got:
+            raise _BadBody
+        left -= len(got)
+        yield got
 
 
 def _s3_error(status: int, code: str, message: str) -> tuple[int, list[tuple[str, str]], bytes]:

@@ -79,27 +79,16 @@ class DevIssuer:
     def persistent(
         cls, key_file: Path, issuer: str = DEFAULT_ISSUER, audience: str = DEFAULT_AUDIENCE
     ) -> DevIssuer:
-        """An EdDSA issuer whose key lives in ``key_file`` (PKCS#8 PEM, mode 0600), created on first use,
+        """An EdDSA issuer whose key lives in ``key_file`` (a checksummed key file, mode 0600: see
+        :mod:`acx.local.embedded.keys`), created on first use,
         so the key id and every token it minted stay valid across restarts of the local stack.
 
         Anyone who can read the file can mint tokens for any tenant: it is a development key, for a
         stack on loopback, never an identity provider.
         """
-        from cryptography.hazmat.primitives import serialization
+        from acx.local.embedded.keys import ed25519_key
 
-        from acx.local.journal import write_private
-
-        if key_file.is_file():
-            loaded = serialization.load_pem_private_key(key_file.read_bytes(), None)
-            if not isinstance(loaded, ed25519.Ed25519PrivateKey):
-                raise ValueError(f"{key_file}: not an Ed25519 private key")
-            key = loaded
-        else:
-            key = ed25519.Ed25519PrivateKey.generate()
-            pem = key.private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-            )
-            write_private(key_file, pem)
+        key = ed25519_key(key_file, create=True)
         self = cls.__new__(cls)
         self.issuer, self.audience, self.algorithm = issuer, audience, "EdDSA"
         self._private = key

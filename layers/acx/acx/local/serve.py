@@ -1,10 +1,10 @@
 """`python -m acx.local.serve --port 8787`: run the local stack until Ctrl-C (what `make serve` does).
 
-Prints what a developer needs to start poking at it: the API endpoint, the moto endpoint (for the
-AWS CLI or boto3), a dev token for tenant ``demo`` and ready-to-paste commands. State (packages,
-logs, keys, the dev issuer's key) lives in the data directory, ``--data DIR`` / ``$ACX_LOCAL_DATA`` /
-``.acx-local/`` in the repository, and survives a stop or a crash; ``--reset`` empties it
-(``make reset-local``), ``--ephemeral`` keeps everything in memory. See docs/LOCAL.md.
+Prints what a developer needs to start poking at it: the API endpoint, a dev token for tenant
+``demo`` and ready-to-paste commands. State (packages, logs, objects, queues, keys, the dev issuer's
+key) lives in the data directory, ``--data DIR`` / ``$ACX_LOCAL_DATA`` / ``.acx-local/`` in the
+repository, and survives a stop or a crash; ``--reset`` empties it (``make reset-local``),
+``--ephemeral`` uses a temporary directory removed at stop. See docs/LOCAL.md.
 
 Everything listens on 127.0.0.1 only. ``POST /local/token`` mints a token with any scope for any
 tenant: it is a development issuer, never expose the stack beyond this host.
@@ -13,7 +13,6 @@ tenant: it is a development issuer, never expose the stack beyond this host.
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
@@ -27,11 +26,11 @@ def banner(stack: Any, tenant: str) -> str:
     ep = stack.endpoint
     return "\n".join(
         [
-            "acx local stack is running (moto, no AWS account needed). Ctrl-C stops it.",
-            f"  data           {stack.data_dir or 'in memory (--ephemeral): gone at stop'}"
+            "acx local stack is running (embedded backend, no AWS account needed). Ctrl-C stops it.",
+            f"  data           {stack.data_dir}"
+            + ("   (--ephemeral: removed at stop)" if stack.ephemeral else "")
             + ("   (restarted: state restored)" if stack.restarted else ""),
             f"  API endpoint   {ep}",
-            f"  moto endpoint  {stack.moto_endpoint}   (AWS_ENDPOINT_URL for the aws CLI / boto3)",
             "",
             f"Dev token for tenant {tenant!r}, all scopes, valid 1 hour:",
             f"  {token}",
@@ -65,34 +64,18 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="data directory (default: $ACX_LOCAL_DATA, else .acx-local/ in the repository)",
     )
-    parser.add_argument("--ephemeral", action="store_true", help="keep all state in memory (lost at stop)")
+    parser.add_argument(
+        "--ephemeral", action="store_true", help="use a temporary data directory, removed at stop"
+    )
     parser.add_argument("--reset", action="store_true", help="empty the data directory and exit")
     parser.add_argument(
         "--no-fsync",
         action="store_true",
-        help="journal without fsync: survives kill -9, not a power cut (faster on slow disks)",
-    )
-    parser.add_argument(
-        "--compact-mb",
-        type=float,
-        default=None,
-        help="compact the journal (snapshot + new journal) once it grows past this many MB "
-        "(default: $ACX_LOCAL_COMPACT_MB, else 512); a clean stop always compacts",
+        help="write without fsync: survives kill -9, not a power cut (faster on slow disks)",
     )
     args = parser.parse_args(argv)
 
-    from acx.local.journal import COMPACT_BYTES
     from acx.local.stack import DataDirBusy, DataDirDamaged, LocalStack, default_data_dir, reset_data_dir
-
-    compact_mb = args.compact_mb
-    if compact_mb is None and os.environ.get("ACX_LOCAL_COMPACT_MB"):
-        try:
-            compact_mb = float(os.environ["ACX_LOCAL_COMPACT_MB"])
-        except ValueError:
-            parser.error("ACX_LOCAL_COMPACT_MB must be a number of MB")
-    if compact_mb is not None and compact_mb < 0:
-        parser.error("--compact-mb must be >= 0")
-    compact_bytes = COMPACT_BYTES if compact_mb is None else int(compact_mb * 1024 * 1024)
 
     data = None if args.ephemeral else (args.data or default_data_dir())
     if args.reset:
@@ -120,7 +103,6 @@ def main(argv: list[str] | None = None) -> int:
             verify_interval=args.verify_interval or None,
             data_dir=data,
             fsync=not args.no_fsync,
-            compact_bytes=compact_bytes,
         ) as stack:
             print(banner(stack, args.tenant), flush=True)
             try:

@@ -33,7 +33,7 @@ from acx.usecases.ports import (
     SearchIndexPort,
 )
 
-__all__ = ["DEV_FORGET_KEY", "Deps", "IndexHooks", "OnFirstUse", "deps", "lazy_client", "reset"]
+__all__ = ["DEV_FORGET_KEY", "Deps", "IndexHooks", "OnFirstUse", "deps", "lazy_client", "reset", "use"]
 
 T = TypeVar("T")
 
@@ -163,8 +163,25 @@ def _kms_signer(key_id: str) -> Signer:
     return KmsSigner(client("kms"), key_id)
 
 
-@lru_cache(maxsize=1)
+_override: Deps | None = None
+
+
+def use(d: Deps | None) -> Deps | None:
+    """Make ``deps()`` return ``d`` (None: the AWS adapters again); returns the Deps it replaces. The
+    local stack runs the unchanged handlers on its embedded backend this way; the handlers only ever
+    call ``deps()``."""
+    global _override
+    previous, _override = _override, d
+    return previous
+
+
 def deps() -> Deps:
+    """The Deps set by :func:`use`, else the AWS adapters built from the environment (:func:`_aws_deps`)."""
+    return _override if _override is not None else _aws_deps()
+
+
+@lru_cache(maxsize=1)
+def _aws_deps() -> Deps:
     """The service's adapters, created on first use; each boto3 client (and the KMS signer, which
     calls DescribeKey) is made at its first call, not here (``OnFirstUse``)."""
     cfg = settings()
@@ -186,6 +203,6 @@ def deps() -> Deps:
 
 def reset() -> None:
     """Drop cached adapters and settings (tests and the local stack switch environments)."""
-    deps.cache_clear()
+    _aws_deps.cache_clear()
     settings.cache_clear()
     reset_clients()
