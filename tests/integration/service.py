@@ -188,16 +188,14 @@ bundle = factories.bundle
 
 
 def start_service(parameters: dict[str, str] | None = None) -> Iterator[Service]:
-    """mock_aws + resources from template.yaml + env for the handlers; yields a Service."""
-    from acx.local.resources import create_from_template
+    """mock_aws as shipped (plus Ed25519 KMS keys, for this service only) + resources from
+    template.yaml + env for the handlers; yields a Service."""
     from acx.usecases.deps import reset
+    from tests.integration.moto_ed25519 import ed25519_kms
+    from tests.integration.moto_resources import create_from_template
 
     saved = dict(os.environ)
-    with mock_aws():
-        from acx.local import moto_dynamodb, moto_ed25519
-
-        moto_ed25519.install()
-        moto_dynamodb.install()
+    with mock_aws(), ed25519_kms():
         session = boto3.Session(region_name="us-east-1")
         env = create_from_template(ROOT / "template.yaml", session, parameters=parameters)
         os.environ.update(env)
