@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import base64
 import copy
+import importlib.util
 import json
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,9 +30,14 @@ ALL_SCOPES = ["memory:write", "memory:read", "memory:forget", "cartridge:export"
 
 def load_handler(name: str) -> ModuleType:
     """Import functions/<name>/app.py under a unique module name (each function is its own package)."""
-    from acx.local.stack import load_module
-
-    return load_module(ROOT / "functions" / name / "app.py", f"acx_fn_{name}")
+    module_name = f"acx_fn_{name}"
+    spec = importlib.util.spec_from_file_location(module_name, ROOT / "functions" / name / "app.py")
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import functions/{name}/app.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 class Context:
