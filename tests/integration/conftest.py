@@ -15,7 +15,8 @@ from acx.core.checkpoint import NoteSigner
 from acx.core.package import PackageRef
 from acx.core.rows import RecordWrite
 from acx.core.signing import LocalEd25519Signer
-from acx.local.resources import create_tables_named
+from tests.integration.moto_resources import create_tables_named
+from tests.integration.moto_stock import patched_moto
 
 REF = PackageRef("t1", "pkg")
 PUBLISHER = "dev.acx.local"
@@ -53,6 +54,15 @@ class FakeClock:
 
     def sleep(self, seconds: float) -> None:
         self.now += max(seconds, 0.001)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _moto_as_shipped() -> Iterator[None]:
+    """Each test file starts and ends on moto as shipped: a patch an earlier file left on this worker
+    would decide what the production adapters run against here."""
+    assert patched_moto() == [], "moto patched by an earlier test file on this worker"
+    yield
+    assert patched_moto() == [], "moto left patched by this test file"
 
 
 @pytest.fixture

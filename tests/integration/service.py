@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import base64
 import copy
+import importlib.util
 import json
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,9 +30,14 @@ ALL_SCOPES = ["memory:write", "memory:read", "memory:forget", "cartridge:export"
 
 def load_handler(name: str) -> ModuleType:
     """Import functions/<name>/app.py under a unique module name (each function is its own package)."""
-    from acx.local.stack import load_module
-
-    return load_module(ROOT / "functions" / name / "app.py", f"acx_fn_{name}")
+    module_name = f"acx_fn_{name}"
+    spec = importlib.util.spec_from_file_location(module_name, ROOT / "functions" / name / "app.py")
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import functions/{name}/app.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 class Context:
@@ -188,16 +195,14 @@ bundle = factories.bundle
 
 
 def start_service(parameters: dict[str, str] | None = None) -> Iterator[Service]:
-    """mock_aws + resources from template.yaml + env for the handlers; yields a Service."""
-    from acx.local.resources import create_from_template
+    """mock_aws as shipped (plus Ed25519 KMS keys, for this service only) + resources from
+    template.yaml + env for the handlers; yields a Service."""
     from acx.usecases.deps import reset
+    from tests.integration.moto_ed25519 import ed25519_kms
+    from tests.integration.moto_resources import create_from_template
 
     saved = dict(os.environ)
-    with mock_aws():
-        from acx.local import moto_dynamodb, moto_ed25519
-
-        moto_ed25519.install()
-        moto_dynamodb.install()
+    with mock_aws(), ed25519_kms():
         session = boto3.Session(region_name="us-east-1")
         env = create_from_template(ROOT / "template.yaml", session, parameters=parameters)
         os.environ.update(env)

@@ -32,11 +32,12 @@ def _all(store: LogStore, limit: int, **filters: Any) -> list[str]:
 def test_pages_carry_the_stored_canonical_json_and_never_a_forgotten_record(
     store: LogStore, make_record: Any, write_of: Any
 ) -> None:
-    records = [make_record(i, portable=i % 4 != 0) for i in range(60)]
+    # Few records: stock moto sorts the whole table for every Query, and each page queries every shard.
+    records = [make_record(i, portable=i % 4 != 0) for i in range(24)]
     store.append(REF, "a", [write_of(r) for r in records])
-    for rid in ("m-00000", "m-00013", "m-00059"):
+    gone = {"m-00000", "m-00013", "m-00023"}  # the first, one inside, the last
+    for rid in sorted(gone):
         store.forget(REF, "a", record_id=rid)
-    gone = {"m-00000", "m-00013", "m-00059"}
     live = [r for r in records if r["id"] not in gone]
     for limit in (1, 7, 1000):
         assert _all(store, limit) == [r["id"] for r in live]

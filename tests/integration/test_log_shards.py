@@ -53,7 +53,8 @@ def _all_pages(store: LogStore, limit: int, **filters: Any) -> tuple[list[str], 
 def test_a_new_package_spreads_rows_and_slots_over_its_shards_and_reads_them_back(
     store: LogStore, ddb: Any, settings: Any, make_record: Any, write_of: Any
 ) -> None:
-    records = [make_record(i, portable=i % 3 != 0) for i in range(120)]
+    # Few records: stock moto sorts the whole table for every Query, and each page queries every shard.
+    records = [make_record(i, portable=i % 3 != 0) for i in range(40)]
     store.append(REF, "a", [write_of(r) for r in records], files=[FileWrite("rom/knowledge/a.md", "# a")])
     assert _head(ddb, settings)["rowShards"] == DEFAULT_ROW_SHARDS
     items = _items(ddb, settings.records_table)
@@ -62,9 +63,9 @@ def test_a_new_package_spreads_rows_and_slots_over_its_shards_and_reads_them_bac
         want = shard_pk(REF.pk, shard_of(sk[2:], DEFAULT_ROW_SHARDS)) if sk[:2] in ("r#", "s#") else REF.pk
         assert it["pk"] == want, sk  # files stay on the package key
     per_shard = Counter(it["pk"] for it in items if it["sk"].startswith("r#"))
-    assert len(per_shard) == DEFAULT_ROW_SHARDS and max(per_shard.values()) < 40  # 15 on average
+    assert len(per_shard) == DEFAULT_ROW_SHARDS and max(per_shard.values()) < 15  # 5 on average
     # point reads, lookups by slot, full listing, pages: as one partition would give them
-    assert store.rows.get(REF, "m-00042") is not None
+    assert store.rows.get(REF, "m-00032") is not None
     found = store.rows.lookup(REF, {"m-00007"}, {write_of(records[9]).slot})
     assert set(found.by_id) == {"m-00007"} and [r.id for r in found.by_slot.values()] == ["m-00009"]
     ordered = sorted(r["id"] for r in records)
@@ -76,7 +77,7 @@ def test_a_new_package_spreads_rows_and_slots_over_its_shards_and_reads_them_bac
     assert rom == sorted(r["id"] for r in records if r["portable"])
     tagged, _ = _all_pages(store, limit=4, tag="t1")
     assert tagged == sorted(r["id"] for r in records if "t1" in r["tags"])
-    assert Catalog(ddb, settings.heads_table, settings.records_table).active_records("t1", "pkg") == 120
+    assert Catalog(ddb, settings.heads_table, settings.records_table).active_records("t1", "pkg") == 40
     assert verify_package(store, REF, PUBLISHER).status == "ok"
 
 

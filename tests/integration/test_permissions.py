@@ -309,16 +309,14 @@ def _scenarios(svc: Service, rec: Recorder, env: dict[str, str]) -> None:
 
 @pytest.fixture(scope="module")
 def recorded() -> Iterator[Recorded]:
-    from acx.local import moto_dynamodb, moto_ed25519
-    from acx.local.resources import _Creator
     from acx.usecases.deps import reset
+    from tests.integration.moto_ed25519 import ed25519_kms
+    from tests.integration.moto_resources import Creator
 
     template = load_template(ROOT / "template.yaml")
     saved = dict(os.environ)
     rec = Recorder()
-    with rec.installed(), mock_aws():
-        moto_ed25519.install()
-        moto_dynamodb.install()
+    with rec.installed(), mock_aws(), ed25519_kms():
         session = boto3.Session(region_name=REGION)
         clients = {
             s: session.client(s, config=Config(signature_version="s3v4") if s == "s3" else None)
@@ -329,7 +327,7 @@ def recorded() -> Iterator[Recorded]:
         boto3._get_default_session().events.register(
             "before-call.bedrock-runtime.InvokeModel", _fake_titan, unique_id="acx-fake-titan"
         )
-        creator = _Creator(
+        creator = Creator(
             template,
             clients,
             account=ACCOUNT,

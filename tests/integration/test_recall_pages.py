@@ -40,7 +40,7 @@ def _ids(svc: Service, **query: str) -> tuple[list[list[str]], list[int]]:
 def test_a_page_stops_after_the_record_that_fills_it_and_the_next_page_starts_right_after(
     svc: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    records = [record(i, summary=f"summary {i} " + "x" * 2000) for i in range(1, 41)]
+    records = [record(i, summary=f"summary {i} " + "x" * 2000) for i in range(1, 21)]  # three pages
     assert svc.call("POST", f"/v1/packages/{PKG}/bundles", body=bundle(records))[0] == 201
     status, whole = svc.call("GET", f"/v1/packages/{PKG}/memories", query={"limit": "1000"})
     assert status == 200 and whole["nextCursor"] is None

@@ -1,8 +1,8 @@
-"""acx.local.resources: what it creates in moto matches template.yaml, and uploads/ reaches SQS."""
+"""tests/integration/moto_resources.py: what it creates in moto matches template.yaml, and uploads/
+reaches SQS."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,11 +13,12 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from acx.local.resources import (
-    TemplateError,
+from acx.local.resources import TemplateError, load_template
+from tests.integration.moto_ed25519 import ed25519_kms
+from tests.integration.moto_resources import (
     create_from_template,
+    create_tables_named,
     env_var_for,
-    load_template,
     local_name,
 )
 
@@ -203,11 +204,8 @@ def test_disallowed_parameter_value_is_refused() -> None:
         )
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("acx.local.moto_ed25519") is None, reason="acx.local.moto_ed25519 not present"
-)
 def test_default_signing_key_is_ed25519() -> None:
-    with mock_aws():
+    with mock_aws(), ed25519_kms():
         session = boto3.Session(region_name=REGION)
         env = create_from_template(TEMPLATE, session, region=REGION)
         meta = session.client("kms").describe_key(KeyId=env["SIGNING_KEY_ID"])["KeyMetadata"]
@@ -243,3 +241,20 @@ def test_works_against_a_threaded_moto_server() -> None:
         assert env2["HEADS_TABLE"] in tables and env["HEADS_TABLE"] in tables
     finally:
         server.stop()
+
+
+def test_tables_named_for_tests_and_benches_have_the_templates_keys(template: dict[str, Any]) -> None:
+    """The log-store-only helper creates exactly what template.yaml declares for each table it names."""
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name=REGION)
+        create_tables_named(client, {"RECORDS_TABLE": "r", "JOBS_TABLE": "j"}, TEMPLATE)
+        for name, logical in (("r", "RecordsTable"), ("j", "JobsTable")):
+            table = client.describe_table(TableName=name)["Table"]
+            props = template["Resources"][logical]["Properties"]
+            assert table["KeySchema"] == props["KeySchema"]
+            assert sorted(table["AttributeDefinitions"], key=str) == sorted(
+                props["AttributeDefinitions"], key=str
+            )
+        for variable in ("LOG_LEVEL", "UPLOADS_BUCKET", "NO_SUCH_VARIABLE"):  # a parameter, a bucket, nothing
+            with pytest.raises(TemplateError, match=variable):
+                create_tables_named(client, {variable: "x"}, TEMPLATE)
