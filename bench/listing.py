@@ -6,17 +6,17 @@ page by page, never all held), with a progress bar on a terminal. Runnable alone
 ``ACX_BENCH_LISTING_RECORDS=N`` sets the size).
 
 ``acx.local.stack.LocalStack`` (in memory, as the tests run it) hosts the unchanged handlers behind
-the local gateway with moto in this process. Setup (reported, not the figure): the first 2,000
-records go through the API as a user sends them (inline bundles of 1,000), the rest are written by
-the service's own row writer, ``LogStore.append`` (receipts, chain, head, rows and slot items on
-their shards), skipping the ingest gate and merge: through the API a 100,000-record setup took ~14 ms
-per record here, about 23 minutes (``ACX_BENCH_LISTING_SEED=api`` still does that). Then the listing
+the local gateway on its embedded backend (SQLite) in this process. Setup (reported, not the
+figure): the first 2,000 records go through the API as a user sends them (inline bundles of 1,000),
+the rest are written by the service's own row writer, the log port's ``append`` (receipts, chain,
+head, rows and slot items), skipping the ingest gate and merge (through the API a 100,000-record
+setup costs ~14 ms per record; ``ACX_BENCH_LISTING_SEED=api`` still does that). Then the listing
 runs as a user runs it, ``python -m acx.cli.main recall --all -o FILE`` in its own process, once,
-right after the writes (the stand-in's first Query of a partition after writes sorts it: included).
+right after the writes.
 
 Rows: wall seconds against the target (ratio = seconds / 30; below 100,000 records the figure is
-scaled to 100,000 linearly, since every page costs the same: acx/local/moto_query.py reads a page in
-O(page)), records/s, CPU per record of the stack process (gateway, api handler, moto; its idle
+scaled to 100,000 linearly, since every page costs the same: the embedded backend reads a page in
+O(page)), records/s, CPU per record of the stack process (gateway, api handler, SQLite; its idle
 queue pumps included) and of the CLI process, the load average during the pull, and the setup time:
 the machine may be shared, and CPU time is what the stack and the CLI spend, wall time what a user
 waits.
@@ -77,8 +77,8 @@ def _seed_api(endpoint: str, token: str, records: list[dict[str, Any]]) -> None:
 
 def _seed_rows(tenant: str, records: list[dict[str, Any]]) -> None:
     """Records written the way the service writes an accepted bundle's survivors, without the gate:
-    ``LogStore.append`` (receipt, chain entries, signed head, then the rows and slot items on their
-    shards) in operations of ``ROW_CHUNK``, in this process (the stack's moto is in it). What is
+    the log port's ``append`` (receipt, chain entries, signed head, then the rows and slot items) in
+    operations of ``ROW_CHUNK``, in this process (the stack's embedded backend is in it). What is
     skipped is the ingest path's work before the write (scrub gate, merge, tombstone check, the S3
     canonical copy and the search index): an API-only setup of 100,000 records took ~14 ms per record
     here (about 23 minutes), the listing is what this bench measures, and the first ``API_SEED``
@@ -172,7 +172,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         f"{active} active records (set up in {seed_s:.0f} s: {via_api} through the API as inline bundles of "
         f"1,000, {n - via_api} by the service's row writer); "
         f"CPU {server:.1f} s stack + {client:.1f} s CLI; load average {load[0]:.1f} on {os.cpu_count()} "
-        "cores; local stack: moto stands in for DynamoDB (see docs/LISTING.md for AWS)"
+        "cores; local stack: its embedded SQLite backend stands in for DynamoDB (see docs/LISTING.md for AWS)"
     )
     trust_rows = [{**r, "note": r["note"] + "; " + note} for r in trust_rows]
     name = f"listing acx recall --all -o FILE, {active / 1000:g}k records"
@@ -264,7 +264,7 @@ def _trust_filter(endpoint: str, token: str, active: int) -> list[dict[str, Any]
             f"{active / 1000:g}k records, full listing over HTTP",
             best["belief"],
             best["any"],
-            f"pages of {PAGE}, CPU of this process (client, gateway, api handler, moto), best of "
+            f"pages of {PAGE}, CPU of this process (client, gateway, api handler, SQLite), best of "
             f"{TRUST_ROUNDS} each, alternating",
         )
     ]

@@ -494,8 +494,8 @@ def test_search_grants_are_each_needed_and_the_prefix_condition_is_checked(recor
 def test_the_bedrock_grant_is_the_configured_models_arn_only(recorded: Recorded) -> None:
     """bedrock:InvokeModel on the deployment's model in its region, nothing else; each engine the
     template offers resolves the grant to its own model's ARN."""
-    from acx.local.resources import _Creator
     from tests.integration.iam_model import Need
+    from tests.integration.moto_resources import Creator
 
     policies, models = recorded.policies(), f"arn:aws:bedrock:{REGION}::foundation-model/"
     titan = models + SEARCH_ENGINE.removeprefix("bedrock:")
@@ -518,7 +518,7 @@ def test_the_bedrock_grant_is_the_configured_models_arn_only(recorded: Recorded)
     }
     (grant,) = grants
     for engine in recorded.template["Parameters"]["SearchEngine"]["AllowedValues"][1:]:
-        creator = _Creator(
+        creator = Creator(
             recorded.template,
             {},
             account=ACCOUNT,
