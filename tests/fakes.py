@@ -30,7 +30,7 @@ from acx.core.faults import Locked
 from acx.core.log import Entry
 from acx.core.package import PackageRef
 from acx.core.records import zone_for
-from acx.core.review import admits, attribution, decision_specs
+from acx.core.review import attribution, check_admitted, decision_specs
 from acx.core.rows import (
     AppendResult,
     Conflict,
@@ -530,8 +530,7 @@ class ChainedLog(RowReads):
             raise Conflict("another writer claimed first")
         if not self.rows.unchanged(ref, expected or {}, expected_slots or {}):
             raise Conflict("a row changed since it was read")
-        if any(w.trust != "candidate" for w in writes) and not admits(self.policy(ref), "belief"):
-            raise Conflict("the review policy changed since it was read")  # LogStore._check_policy
+        check_admitted(self.policy(ref), writes)
         if guard is not None and self.may_have_tombstones(ref):
             guard()  # LogStore skips it where the head proves no forget was ever claimed
         self.appends += 1
@@ -671,8 +670,7 @@ class ChainedLog(RowReads):
         old = self._current(ref, write.id, expected)
         if not self.rows.unchanged(ref, {}, expected_slots or {}):
             raise Conflict("a slot changed since it was read")
-        if write.trust != "candidate" and not admits(self.policy(ref), "belief"):
-            raise Conflict("the review policy changed since it was read")  # LogStore._check_policy
+        check_admitted(self.policy(ref), [write])
         if guard is not None and self.may_have_tombstones(ref):
             guard()
         covers = logcore.Covers(old.seq, old.entry_hash)

@@ -129,6 +129,18 @@ def test_an_edit_is_a_candidate_supersede_then_an_approve_of_it_and_nothing_else
             review.decision_specs(_candidate(), decision, None, RecordWrite(rec, slot_key(rec)))
 
 
+def test_a_belief_write_under_a_review_policy_is_a_conflict_and_a_candidate_write_is_not() -> None:
+    from acx.core.rows import Conflict, RecordWrite
+
+    belief = RecordWrite(memory(1), "slot-1")
+    candidate = RecordWrite(memory(2), "slot-2", trust="candidate")
+    with pytest.raises(Conflict):
+        review.check_admitted("required", [candidate, belief])
+    review.check_admitted("required", [candidate])  # the positive control: candidates always enter
+    review.check_admitted("none", [belief, candidate])
+    review.check_admitted(None, [belief])  # no policy set: the default admits beliefs
+
+
 def test_a_belief_is_vouched_for_by_its_policy_or_by_an_approve() -> None:
     assert review.vouched(None, "none", approved=False)  # a belief under the default policy
     assert review.vouched(None, None, approved=False)  # no policy set: the default

@@ -22,7 +22,7 @@ from acx.core import forgetting
 from acx.core import log as logcore
 from acx.core.append import EntrySpec
 from acx.core.canonical import sha256_hex
-from acx.core.rows import LogRow, RecordWrite
+from acx.core.rows import Conflict, LogRow, RecordWrite
 
 POLICIES = ("none", "required")
 DEFAULT_POLICY = "none"
@@ -62,6 +62,14 @@ def admits(policy: str | None, trust: str) -> bool:
     a belief only under ``none``. Checked again under the writer's lease, where the policy cannot
     change, so an upload racing ``PUT .../policy`` never lands a belief under ``required``."""
     return trust == CANDIDATE or (policy or DEFAULT_POLICY) == "none"
+
+
+def check_admitted(policy: str | None, writes: Iterable[RecordWrite]) -> None:
+    """Every log carries this out inside its commit, where no ``policy`` entry can land: ``Conflict``
+    when a write would enter as a belief that ``policy`` does not admit (:func:`admits`); the caller
+    re-reads the policy and writes candidates."""
+    if any(w.trust != CANDIDATE for w in writes) and not admits(policy, "belief"):
+        raise Conflict("the review policy changed since it was read")
 
 
 def vouched(entry_trust: str | None, policy: str | None, approved: bool) -> bool:

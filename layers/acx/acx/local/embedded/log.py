@@ -36,7 +36,7 @@ from acx.core.append import AppendPlan, EntrySpec, LogHead, plan_append
 from acx.core.checkpoint import Checkpoint
 from acx.core.faults import Locked
 from acx.core.package import PackageRef
-from acx.core.review import admits, attribution, decision_specs
+from acx.core.review import attribution, check_admitted, decision_specs
 from acx.core.rows import (
     AppendResult,
     Conflict,
@@ -323,11 +323,8 @@ class SqliteLog(RowReads):
         return self._result(*self._commit(ref, actor, prepare))
 
     def _check_policy(self, ref: PackageRef, writes: Sequence[RecordWrite]) -> None:
-        """Inside the commit, where no ``policy`` entry can land: a belief enters only under a policy
-        that admits beliefs (:func:`acx.core.review.admits`), else :class:`Conflict` (the caller
-        re-reads the policy and writes candidates)."""
-        if any(w.trust != "candidate" for w in writes) and not admits(self.rows.policy(ref), "belief"):
-            raise Conflict("the review policy changed since it was read")
+        """:func:`acx.core.review.check_admitted` on the policy read here, inside the commit."""
+        check_admitted(self.rows.policy(ref), writes)
 
     # ------------------------------------------------------------------ forget
 
