@@ -34,13 +34,14 @@ $(STAMP312): pyproject.toml constraints.txt
 	$(VENV312)/bin/pip install -q -c constraints.txt -e '.[dev]'
 	touch $(STAMP312)
 
-# Unit + integration on 3.12 (the e2e suite is interpreter-neutral HTTP and already ran above).
+# Unit, contract (both backends) and integration on 3.12 (the e2e suite is interpreter-neutral HTTP and
+# already ran above).
 test-py312:
 ifeq ($(strip $(PY312)),)
 	@echo "test-py312: no python3.12 found (PATH or ~/.pyenv/versions/3.12*); the 3.12 run is skipped"
 else
 	@$(MAKE) --no-print-directory $(STAMP312)
-	$(VENV312)/bin/pytest -n $(PYTEST_WORKERS) --dist loadfile -p no:cacheprovider tests/unit tests/integration
+	$(VENV312)/bin/pytest -n $(PYTEST_WORKERS) --dist loadfile -p no:cacheprovider tests/unit tests/backends tests/integration
 endif
 
 # Longer schema fuzzing of the API on the local stack, and of the bundle/cartridge parsers.
