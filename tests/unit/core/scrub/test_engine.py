@@ -320,11 +320,11 @@ def test_a_finding_in_a_non_ascii_buffer_spans_the_secret_in_the_original_bytes(
     assert engine.scan_bytes(buf) == [("github-pat", start, start + len(GITHUB_TOKEN), BLOCK)]
 
 
-def test_a_finding_inside_one_expanded_character_is_at_least_that_characters_first_byte() -> None:
-    """NFKC expands the ligature ``ﬁ`` (3 bytes) into ``fi``: a match of ``f`` maps back into that one
-    character and is reported as a span of at least one byte starting at it."""
+def test_a_finding_inside_one_expanded_character_covers_that_whole_character() -> None:
+    """NFKC expands the ligature ``ﬁ`` (3 bytes) into ``fi``: a match of ``f`` maps back onto that one
+    character, all three of its bytes (a span never cuts a character, nor is it empty)."""
     buf = "aa ﬁ bb".encode()
-    assert engine.scan_bytes(buf, re.compile(b"f")) == [("forbidden-literal", 3, 4, BLOCK)]
+    assert engine.scan_bytes(buf, re.compile(b"f")) == [("forbidden-literal", 3, 6, BLOCK)]
     assert engine.scan_bytes(buf, re.compile(b"fi")) == [("forbidden-literal", 3, 6, BLOCK)]
 
 
@@ -586,3 +586,25 @@ def test_a_curl_password_is_judged_with_the_punctuation_glued_to_it(password: st
     assert named(plain) == []
     glued = f"curl -u ci:{password}{tail} https://example.com/x"
     assert named(glued) == [("curl-auth-user", glued.index("ci:"))]
+
+
+@pytest.mark.parametrize(
+    ("text", "literal", "spans"),
+    [
+        ("\u00bdx", "2x", [(0, 3)]),  # ½ grows to 1⁄2: the span covers ½ and x, inside the 3 bytes
+        ("a\u00bdxyz", "2xy", [(1, 5)]),
+        ("\u00bd\u00bd", "2", [(0, 2), (2, 4)]),
+        ("a\u338fb", "kg", [(1, 4)]),  # ㎏ shrinks to kg: the whole character
+        ("x\ufb03x", "ff", [(1, 4)]),  # part of ﬃ: the whole character, never a zero-length span
+    ],
+)
+def test_a_finding_in_normalised_text_is_located_on_whole_original_characters_inside_the_text(
+    text: str, literal: str, spans: list[tuple[int, int]]
+) -> None:
+    from acx.core.scrub import _forbidden_pattern
+
+    found = engine.scan_bytes(text.encode(), _forbidden_pattern([literal]))
+    assert [(s, e) for _, s, e, _ in found] == spans
+    for s, e in spans:
+        assert 0 <= s < e <= len(text.encode())
+        text.encode()[s:e].decode()  # whole characters: a cut one would not decode

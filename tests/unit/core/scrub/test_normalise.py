@@ -169,6 +169,20 @@ def test_runs_that_normalise_to_themselves_do_not_count_against_the_budget() -> 
     assert norm.original_offset(k) == text.encode().index(b"ken")
 
 
+def test_an_offset_inside_a_character_whose_form_grows_maps_to_that_character_not_past_it() -> None:
+    """``½`` is two bytes and normalises to the five of ``1⁄2``: an offset inside those five maps to
+    the character's start (or, as a span's end, its end), never into the bytes after it or past the
+    text. The 1:1 bytes after it map exactly."""
+    text = "a\u00bdxyz".encode()  # a(0) ½(1-2) x(3) y(4) z(5)
+    norm = normalise_bytes(text)
+    assert norm is not None and norm.data == "a1\u20442xyz".encode()
+    two = norm.data.index(b"2")  # the last byte of the grown form
+    assert norm.original_offset(two) == 1 and norm.original_offset(two, end=True) == 3
+    assert norm.original_offset(norm.data.index(b"1")) == 1  # the character's first byte: its start
+    assert norm.original_offset(norm.data.index(b"y")) == 4  # after the character: exact again
+    assert norm.original_offset(norm.data.index(b"y"), end=True) == 4  # a boundary stays a boundary
+
+
 # --- an invisible code point inside a token does not hide it --------------------------------------
 
 

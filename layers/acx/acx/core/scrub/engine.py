@@ -256,7 +256,7 @@ def scan_bytes(buf: bytes, forbidden: Any = None) -> list[Span]:
     out = []
     for rule, s, e, sev in spans:
         os_ = norm.original_offset(s)
-        oe = norm.original_offset(e) if e < len(norm.data) else len(buf)
+        oe = norm.original_offset(e, end=True) if e < len(norm.data) else len(buf)
         out.append((rule, os_, max(oe, os_ + 1), sev))
     return out
 

@@ -65,19 +65,32 @@ class NormaliseBudget(Exception):
 class Normalised:
     """The normalised UTF-8 bytes of a string and a map from their offsets to the original's."""
 
-    __slots__ = ("_norm_starts", "_orig_starts", "data")
+    __slots__ = ("_changed", "_norm_starts", "_orig_starts", "data")
 
-    def __init__(self, data: bytes, norm_starts: list[int], orig_starts: list[int]) -> None:
+    def __init__(
+        self, data: bytes, norm_starts: list[int], orig_starts: list[int], changed: list[bool] | None = None
+    ) -> None:
         self.data = data
-        self._norm_starts = norm_starts  # start of each changed piece in ``data``
+        self._norm_starts = norm_starts  # start of each piece in ``data``
         self._orig_starts = orig_starts  # ... and in the original bytes
+        # a piece that is one changed character (its normalised bytes may be longer or shorter than
+        # the original's); the others map 1:1 until the next piece
+        self._changed = changed if changed is not None else [False] * len(norm_starts)
 
-    def original_offset(self, offset: int) -> int:
-        """Byte offset into the original UTF-8 that corresponds to ``offset`` in ``data``."""
+    def original_offset(self, offset: int, *, end: bool = False) -> int:
+        """Byte offset into the original UTF-8 that corresponds to ``offset`` in ``data``. An offset
+        inside a changed character maps to that character's start, or with ``end`` to its end, so a
+        span never cuts an original character and never reaches past the original bytes (``½`` is
+        two bytes whose normalised ``1⁄2`` is five)."""
         i = bisect.bisect_right(self._norm_starts, offset) - 1
         if i < 0:
             return offset
-        return self._orig_starts[i] + (offset - self._norm_starts[i])
+        inside = offset - self._norm_starts[i]
+        if not self._changed[i]:
+            return self._orig_starts[i] + inside
+        if end and inside > 0:
+            return self._orig_starts[i + 1]  # a changed character is always followed by a piece
+        return self._orig_starts[i]
 
 
 _RUN_CACHE: dict[bytes, bytes | None] = {}
@@ -117,6 +130,7 @@ def normalise_bytes(buf: bytes) -> Normalised | None:
     pieces: list[bytes] = []
     norm_starts: list[int] = []
     orig_starts: list[int] = []
+    changed: list[bool] = []
     last = 0
     norm_pos = 0
     budget = 256 + len(buf) // 64
@@ -140,11 +154,13 @@ def normalise_bytes(buf: bytes) -> Normalised | None:
             # every character of a changed run starts a piece: offsets inside it map to its start
             norm_starts.append(norm_pos)
             orig_starts.append(orig_pos)
+            changed.append(True)
             pieces.append(enc)
             norm_pos += len(enc)
             orig_pos += raw_len
         norm_starts.append(norm_pos)  # the bytes after the run map 1:1 again, from here
         orig_starts.append(orig_pos)
+        changed.append(False)
         last = m.end()
     pieces.append(buf[last:])
-    return Normalised(b"".join(pieces), norm_starts, orig_starts)
+    return Normalised(b"".join(pieces), norm_starts, orig_starts, changed)
