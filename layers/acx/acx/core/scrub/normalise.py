@@ -130,7 +130,7 @@ def normalise_bytes(buf: bytes) -> Normalised | None:
     pieces: list[bytes] = []
     norm_starts: list[int] = []
     orig_starts: list[int] = []
-    changed: list[bool] = []
+    one_char: list[bool] = []  # per piece: one changed character (Normalised._changed)
     last = 0
     norm_pos = 0
     budget = 256 + len(buf) // 64
@@ -154,13 +154,13 @@ def normalise_bytes(buf: bytes) -> Normalised | None:
             # every character of a changed run starts a piece: offsets inside it map to its start
             norm_starts.append(norm_pos)
             orig_starts.append(orig_pos)
-            changed.append(True)
+            one_char.append(True)
             pieces.append(enc)
             norm_pos += len(enc)
             orig_pos += raw_len
         norm_starts.append(norm_pos)  # the bytes after the run map 1:1 again, from here
         orig_starts.append(orig_pos)
-        changed.append(False)
+        one_char.append(False)
         last = m.end()
     pieces.append(buf[last:])
-    return Normalised(b"".join(pieces), norm_starts, orig_starts, changed)
+    return Normalised(b"".join(pieces), norm_starts, orig_starts, one_char)
