@@ -15,7 +15,7 @@ from acx.core.checkpoint import NoteSigner
 from acx.core.package import PackageRef
 from acx.core.rows import RecordWrite
 from acx.core.signing import LocalEd25519Signer
-from tests.integration.moto_resources import create_tables_named
+from acx.local.resources import create_tables_named
 from tests.integration.moto_stock import patched_moto
 
 REF = PackageRef("t1", "pkg")

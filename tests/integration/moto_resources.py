@@ -34,27 +34,6 @@ _FAKE_STACK_UUID = "00000000-0000-4000-8000-000000000000"
 TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
 
 
-def create_tables_named(dynamodb: Any, names: Mapping[str, str], template_path: Path = TEMPLATE) -> None:
-    """Create the tables that the template's function environment names, under the names given
-    (``{"RECORDS_TABLE": "acx-records", ...}``), with the template's keys and billing mode only: the
-    log store alone, for tests and benches, without the rest of the stack."""
-    template = load_template(template_path)
-    variables = template["Globals"]["Function"]["Environment"]["Variables"]
-    for variable, name in names.items():
-        reference = variables.get(variable)
-        logical = reference.get("Ref") if isinstance(reference, dict) else None
-        resource = template["Resources"].get(logical) or {}
-        if resource.get("Type") != "AWS::DynamoDB::Table":
-            raise TemplateError(f"{variable} does not name a DynamoDB table of the template")
-        props = resource["Properties"]
-        dynamodb.create_table(
-            TableName=name,
-            KeySchema=props["KeySchema"],
-            AttributeDefinitions=props["AttributeDefinitions"],
-            BillingMode=props.get("BillingMode", "PAY_PER_REQUEST"),
-        )
-
-
 # --------------------------------------------------------------------------- names
 
 

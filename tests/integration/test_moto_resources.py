@@ -13,11 +13,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from acx.local.resources import TemplateError, load_template
+from acx.local.resources import TemplateError, create_tables_named, load_template
 from tests.integration.moto_ed25519 import ed25519_kms
 from tests.integration.moto_resources import (
     create_from_template,
-    create_tables_named,
     env_var_for,
     local_name,
 )
